@@ -1,0 +1,1 @@
+"""The `deftly` command line."""

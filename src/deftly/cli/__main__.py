@@ -1,0 +1,3 @@
+from deftly.cli.app import main
+
+main()

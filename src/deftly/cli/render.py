@@ -1,0 +1,154 @@
+"""Terminal rendering, kept apart from logic: a call's display, its result, tool lists."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console, Group, RenderableType
+from rich.panel import Panel
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+from deftly.contract.display import (
+    CommandDisplay,
+    DiffDisplay,
+    Display,
+    FileIODisplay,
+    GenericDisplay,
+    PlanReviewDisplay,
+    SearchDisplay,
+    UrlFetchDisplay,
+)
+from deftly.contract.result import ImagePart, TextPart
+from deftly.execution.calls import CallResult
+from deftly.runtime import ToolInfo
+
+_PREVIEW_LINES = 400
+
+
+def unified_diff(path: str, before: str, after: str) -> str:
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        fromfile=f"a/{path.lstrip('/')}",
+        tofile=f"b/{path.lstrip('/')}",
+    )
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+def render_display(display: Display | None) -> RenderableType | None:
+    """What the call is about to do, the way a person wants to see it."""
+    match display:
+        case None:
+            return None
+        case CommandDisplay(command=command, cwd=cwd):
+            title = Text(f"$ (in {cwd})", style="dim") if cwd else None
+            body = Syntax(command, "bash", word_wrap=True, background_color="default")
+            return Group(title, body) if title else body
+        case FileIODisplay(operation="edit", path=path, before=before, after=after) if (
+            before is not None and after is not None
+        ):
+            return Syntax(unified_diff(path, before, after), "diff", background_color="default")
+        case DiffDisplay(path=path, before=before, after=after):
+            return Syntax(unified_diff(path, before, after), "diff", background_color="default")
+        case FileIODisplay(operation="write", path=path, content=content) if content is not None:
+            head = "\n".join(content.splitlines()[:40])
+            return Group(Text(f"write {path}", style="bold"), Text(head, style="green"))
+        case FileIODisplay(operation=operation, path=path, detail=detail):
+            return Text(f"{operation} {path}" + (f"  {detail}" if detail else ""))
+        case SearchDisplay(query=query, scope=scope):
+            return Text(f"search {query!r}" + (f" in {scope}" if scope else ""))
+        case UrlFetchDisplay(url=url, method=method):
+            return Text(f"{method or 'GET'} {url}")
+        case PlanReviewDisplay(plan=plan):
+            return Syntax(plan, "markdown", word_wrap=True, background_color="default")
+        case GenericDisplay(summary=summary, detail=detail):
+            extra = json.dumps(detail, indent=2, default=str) if detail is not None else ""
+            return Group(Text(summary), Text(extra, style="dim")) if extra else Text(summary)
+        case _:
+            return Text(json.dumps(display.model_dump(exclude_none=True), default=str))
+
+
+def _output_renderable(call: CallResult) -> RenderableType:
+    output = call.result.output
+    if isinstance(output, str):
+        lines = output.splitlines()
+        shown = "\n".join(lines[:_PREVIEW_LINES])
+        if len(lines) > _PREVIEW_LINES:
+            shown += f"\n… {len(lines) - _PREVIEW_LINES} more lines (use --json for everything)"
+        return Text(shown, style="red" if call.is_error else "")
+    parts: list[RenderableType] = []
+    for part in output:
+        if isinstance(part, TextPart):
+            parts.append(Text(part.text))
+        elif isinstance(part, ImagePart):
+            parts.append(
+                Text(f"[image {part.mime_type}, {len(part.data) * 3 // 4:,} bytes]", style="cyan")
+            )
+        else:
+            parts.append(Text(f"[{part.type} content]", style="cyan"))
+    return Group(*parts)
+
+
+def render_call(console: Console, call: CallResult, *, show_display: bool = True) -> None:
+    status = "[red]error[/red]" if call.is_error else "[green]ok[/green]"
+    title = f"[bold]{call.name}[/bold] · {status}"
+    if call.description:
+        title += f" · {call.description}"
+    body: list[RenderableType] = []
+    display = render_display(call.display) if show_display else None
+    if display is not None:
+        body.append(display)
+        body.append(Text(""))
+    body.append(_output_renderable(call))
+    if call.note:
+        body.append(Text(call.note, style="dim italic"))
+    border = "red" if call.is_error else "green"
+    console.print(Panel(Group(*body), title=title, title_align="left", border_style=border))
+
+
+def tools_table(tools: Sequence[ToolInfo]) -> Table:
+    table = Table(show_lines=False, header_style="bold")
+    table.add_column("tool", style="bold cyan", no_wrap=True)
+    table.add_column("source")
+    table.add_column("disclosure")
+    table.add_column("description")
+    for info in tools:
+        first = next((line for line in info.description.splitlines() if line.strip()), "")
+        table.add_row(info.name, info.source, info.disclosure, first)
+    return table
+
+
+def output_json(output: Any) -> Any:
+    if isinstance(output, str):
+        return output
+    out = []
+    for part in output:
+        if isinstance(part, TextPart):
+            out.append({"type": "text", "text": part.text})
+        else:
+            out.append({"type": part.type, "mime_type": part.mime_type, "data": part.data})
+    return out
+
+
+def call_json(
+    call: CallResult, *, with_times: bool = False, with_display: bool = True
+) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "tool_call_id": call.tool_call_id,
+        "name": call.name,
+        "is_error": call.is_error,
+        "output": output_json(call.result.output),
+        "note": call.note,
+        "truncated": call.truncated,
+    }
+    if with_display:
+        data["display"] = call.display.model_dump(exclude_none=True) if call.display else None
+    if with_times:
+        data["started_at"] = call.started_at
+        data["finished_at"] = call.finished_at
+    return data

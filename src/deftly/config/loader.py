@@ -1,0 +1,129 @@
+"""Reading configuration: the user file, then the project file (the later one wins).
+
+`~/.config/deftly/config.toml` (or `$XDG_CONFIG_HOME/deftly/config.toml`), then
+`<workspace>/.deftly/config.toml`. Tables merge key by key; lists of rules (`allow`, `ask`,
+`deny`, hooks) are concatenated, user first; other lists are replaced. Every value
+remembers the file and line it came from, so an error can point at it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from deftly.config.model import DeftlyConfig
+from deftly.contract.errors import ConfigError
+
+CONCATENATED_LISTS = frozenset(
+    {
+        ("permissions", "allow"),
+        ("permissions", "ask"),
+        ("permissions", "deny"),
+        ("permissions", "additional_directories"),
+    }
+)
+
+
+def user_config_dir() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "deftly"
+
+
+def config_paths(workspace: Path) -> list[Path]:
+    return [user_config_dir() / "config.toml", workspace / ".deftly" / "config.toml"]
+
+
+@dataclass
+class LoadedConfig:
+    config: DeftlyConfig
+    files: list[Path] = field(default_factory=list)
+    _texts: dict[Path, str] = field(default_factory=dict)
+
+    def origin(self, value: str) -> str:
+        """ "file:line" of the first place `value` appears as a string, or the file list."""
+        for path in reversed(self.files):
+            for number, line in enumerate(self._texts.get(path, "").splitlines(), 1):
+                if f'"{value}"' in line or f"'{value}'" in line:
+                    return f"{path}:{number}"
+        return ", ".join(str(p) for p in self.files) or "(inline configuration)"
+
+
+def _merge(base: dict[str, Any], extra: Mapping[str, Any], trail: tuple[str, ...] = ()) -> None:
+    for key, value in extra.items():
+        here = (*trail, key)
+        if isinstance(value, Mapping) and isinstance(base.get(key), dict):
+            _merge(base[key], value, here)
+        elif (
+            here in CONCATENATED_LISTS
+            and isinstance(value, list)
+            and isinstance(base.get(key), list)
+        ) or (
+            trail[:1] == ("hooks",) and isinstance(value, list) and isinstance(base.get(key), list)
+        ):
+            base[key] = [*base[key], *value]
+        else:
+            base[key] = value
+
+
+def _describe_error(error: ValidationError, model: type[BaseModel], where: str) -> str:
+    lines = []
+    for item in error.errors(include_url=False):
+        loc = ".".join(str(p) for p in item["loc"])
+        if item["type"] == "extra_forbidden":
+            known = _known_keys(model, item["loc"][:-1])
+            close = difflib.get_close_matches(str(item["loc"][-1]), known, n=1)
+            hint = f" (did you mean '{close[0]}'?)" if close else ""
+            lines.append(f"  {loc}: unknown setting{hint}")
+        else:
+            lines.append(f"  {loc}: {item['msg']}")
+    return f"The configuration in {where} is not valid:\n" + "\n".join(lines)
+
+
+def _known_keys(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
+    current: Any = model
+    for part in loc:
+        fields = getattr(current, "model_fields", None)
+        if not fields or part not in fields:
+            return []
+        current = fields[part].annotation
+    fields = getattr(current, "model_fields", None)
+    return list(fields) if fields else []
+
+
+def parse_config(data: Mapping[str, Any], where: str = "the configuration") -> DeftlyConfig:
+    try:
+        return DeftlyConfig.model_validate(dict(data))
+    except ValidationError as exc:
+        raise ConfigError(_describe_error(exc, DeftlyConfig, where)) from None
+
+
+def load_config(workspace: Path, paths: list[Path] | None = None) -> LoadedConfig:
+    """Read and merge the config files that exist; raise ConfigError with the file named."""
+    merged: dict[str, Any] = {}
+    used: list[Path] = []
+    texts: dict[Path, str] = {}
+    for path in paths if paths is not None else config_paths(workspace):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise ConfigError(
+                f"Cannot read the configuration file {path}: {exc.strerror}"
+            ) from None
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path} is not valid TOML: {exc}") from None
+        _merge(merged, data)
+        used.append(path)
+        texts[path] = text
+    where = ", ".join(str(p) for p in used) or "the configuration"
+    return LoadedConfig(parse_config(merged, where), used, texts)

@@ -1,0 +1,150 @@
+"""What a call will touch, declared before it runs.
+
+The scheduler reads these to decide which calls may run at the same time; the permission
+engine reads them to know which paths a call writes. A call that declares nothing is
+treated as touching everything (`Accesses.all()`), so it runs alone.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TypeAlias
+
+
+class Operation(StrEnum):
+    READ = "read"
+    WRITE = "write"
+    READWRITE = "readwrite"
+    SEARCH = "search"
+
+    @property
+    def writes(self) -> bool:
+        return self in (Operation.WRITE, Operation.READWRITE)
+
+
+def path_key(path: str | os.PathLike[str]) -> str:
+    """The form in which two paths are compared for overlap.
+
+    Case-folded on every OS (two spellings of one file on a case-insensitive disk must
+    serialise; on a case-sensitive disk the cost is only a little lost concurrency).
+    """
+    text = os.fspath(path).replace("\\", "/")
+    while "//" in text:
+        text = text.replace("//", "/")
+    if len(text) > 1 and text.endswith("/"):
+        text = text[:-1]
+    return text.lower()
+
+
+@dataclass(frozen=True, slots=True)
+class FileAccess:
+    """One path, read/written/searched; `recursive` covers everything below it too."""
+
+    operation: Operation
+    path: str
+    recursive: bool = False
+
+    @property
+    def key(self) -> str:
+        return path_key(self.path)
+
+    def overlaps(self, other: FileAccess) -> bool:
+        mine, theirs = self.key, other.key
+        if mine == theirs:
+            return True
+        if self.recursive and _is_under(theirs, mine):
+            return True
+        return other.recursive and _is_under(mine, theirs)
+
+
+@dataclass(frozen=True, slots=True)
+class AllAccess:
+    """Touches everything: conflicts with every call that declares any access."""
+
+
+Access: TypeAlias = FileAccess | AllAccess
+
+
+def _is_under(child: str, parent: str) -> bool:
+    prefix = parent if parent.endswith("/") else parent + "/"
+    return child.startswith(prefix)
+
+
+def accesses_conflict(left: Access, right: Access) -> bool:
+    if isinstance(left, AllAccess) or isinstance(right, AllAccess):
+        return True
+    if not (left.operation.writes or right.operation.writes):
+        return False
+    return left.overlaps(right)
+
+
+@dataclass(frozen=True, slots=True)
+class Accesses:
+    """The set of accesses one call declares."""
+
+    items: tuple[Access, ...] = ()
+
+    @classmethod
+    def none(cls) -> Accesses:
+        return _NONE
+
+    @classmethod
+    def all(cls) -> Accesses:
+        return _ALL
+
+    @classmethod
+    def file(
+        cls, operation: Operation, path: str | os.PathLike[str], *, recursive: bool = False
+    ) -> Accesses:
+        return cls((FileAccess(operation, os.fspath(path), recursive),))
+
+    @classmethod
+    def read_file(cls, path: str | os.PathLike[str]) -> Accesses:
+        return cls.file(Operation.READ, path)
+
+    @classmethod
+    def read_tree(cls, path: str | os.PathLike[str]) -> Accesses:
+        return cls.file(Operation.READ, path, recursive=True)
+
+    @classmethod
+    def write_file(cls, path: str | os.PathLike[str]) -> Accesses:
+        return cls.file(Operation.WRITE, path)
+
+    @classmethod
+    def write_tree(cls, path: str | os.PathLike[str]) -> Accesses:
+        return cls.file(Operation.WRITE, path, recursive=True)
+
+    @classmethod
+    def read_write_file(cls, path: str | os.PathLike[str]) -> Accesses:
+        return cls.file(Operation.READWRITE, path)
+
+    @classmethod
+    def search_tree(cls, path: str | os.PathLike[str]) -> Accesses:
+        return cls.file(Operation.SEARCH, path, recursive=True)
+
+    def __add__(self, other: Accesses) -> Accesses:
+        return Accesses(self.items + other.items)
+
+    def __bool__(self) -> bool:
+        return bool(self.items)
+
+    @property
+    def is_exclusive(self) -> bool:
+        return any(isinstance(item, AllAccess) for item in self.items)
+
+    @property
+    def files(self) -> tuple[FileAccess, ...]:
+        return tuple(item for item in self.items if isinstance(item, FileAccess))
+
+    @property
+    def written_paths(self) -> tuple[str, ...]:
+        return tuple(item.path for item in self.files if item.operation.writes)
+
+    def conflicts_with(self, other: Accesses) -> bool:
+        return any(accesses_conflict(a, b) for a in self.items for b in other.items)
+
+
+_NONE = Accesses(())
+_ALL = Accesses((AllAccess(),))

@@ -1,0 +1,20 @@
+"""Diagnostics: problems found while loading config, tools or plugins.
+
+They never stop the runtime; they are kept, shown by `deftly tools`, and available from
+Python as `Runtime.diagnostics`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    level: Literal["warning", "error"]
+    source: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.level}: {self.source}: {self.message}"

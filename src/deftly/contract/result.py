@@ -1,0 +1,107 @@
+"""What a call gives back: `ToolResult` and its content parts."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal, TypeAlias
+
+
+@dataclass(frozen=True, slots=True)
+class TextPart:
+    text: str
+    type: Literal["text"] = "text"
+
+
+@dataclass(frozen=True, slots=True)
+class ImagePart:
+    """An image for a model that can see. `data` is base64, as every wire format wants it."""
+
+    data: str
+    mime_type: str
+    type: Literal["image"] = "image"
+
+    @classmethod
+    def from_bytes(cls, raw: bytes, mime_type: str) -> ImagePart:
+        return cls(base64.b64encode(raw).decode("ascii"), mime_type)
+
+    @property
+    def data_url(self) -> str:
+        return f"data:{self.mime_type};base64,{self.data}"
+
+
+@dataclass(frozen=True, slots=True)
+class AudioPart:
+    data: str
+    mime_type: str
+    type: Literal["audio"] = "audio"
+
+
+ContentPart: TypeAlias = TextPart | ImagePart | AudioPart
+Output: TypeAlias = str | Sequence[ContentPart]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """The outcome of one call, as the model will see it.
+
+    `note` is a side channel only the model sees (a status line, a hint), never a UI.
+    `truncated` says the tool already cut its output; `spill_exempt` says "do not spill
+    me to disk" (Read pages itself). `stop_turn` asks the agent loop to end the turn.
+    `delivery` is text the agent loop should add to the conversation as a user message
+    after this result (a loaded skill, say).
+    """
+
+    output: Output
+    is_error: bool = False
+    note: str | None = None
+    truncated: bool = False
+    stop_turn: bool = False
+    spill_exempt: bool = False
+    delivery: str | None = None
+
+    @classmethod
+    def ok(
+        cls,
+        output: Output,
+        *,
+        note: str | None = None,
+        truncated: bool = False,
+        spill_exempt: bool = False,
+        stop_turn: bool = False,
+        delivery: str | None = None,
+    ) -> ToolResult:
+        return cls(
+            output,
+            note=note,
+            truncated=truncated,
+            spill_exempt=spill_exempt,
+            stop_turn=stop_turn,
+            delivery=delivery,
+        )
+
+    @classmethod
+    def error(
+        cls, message: Output, *, note: str | None = None, stop_turn: bool = False
+    ) -> ToolResult:
+        return cls(message, is_error=True, note=note, stop_turn=stop_turn)
+
+    def with_(self, **changes: Any) -> ToolResult:
+        """A copy with some fields changed."""
+        return replace(self, **changes)
+
+    @property
+    def text(self) -> str:
+        """The output as plain text (content parts other than text are left out)."""
+        return output_text(self.output)
+
+
+def output_text(output: Output) -> str:
+    if isinstance(output, str):
+        return output
+    return "".join(part.text for part in output if isinstance(part, TextPart))
+
+
+def is_all_text(output: Output) -> bool:
+    return isinstance(output, str) or all(isinstance(part, TextPart) for part in output)

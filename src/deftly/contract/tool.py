@@ -1,0 +1,204 @@
+"""The two-phase tool contract: a tool first *resolves* a call, then *executes* it.
+
+`resolve(args)` is pure: it normalises paths, declares what the call touches, how to ask a
+person about it and how to show it, and hands back the closure that does the work. Bad
+arguments and forbidden paths fail there, before anything is touched and nobody is asked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, ClassVar, Generic, Literal, TypeAlias, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from deftly.contract.accesses import Accesses
+from deftly.contract.display import Display
+from deftly.contract.errors import InvalidArguments
+from deftly.contract.result import ToolResult
+from deftly.contract.schema import JsonSchema, input_json_schema
+from deftly.contract.validation import JsonSchemaValidator, pydantic_problems
+
+P = TypeVar("P", bound=BaseModel)
+
+UpdateKind: TypeAlias = Literal["stdout", "stderr", "progress", "status"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUpdate:
+    """Progress from a running call, for UIs (and MCP progress notifications)."""
+
+    kind: UpdateKind
+    text: str | None = None
+    progress: float | None = None
+    total: float | None = None
+
+
+class CancelToken:
+    """A cancellation signal shared by the calls of one batch."""
+
+    def __init__(self) -> None:
+        self._event = asyncio.Event()
+        self.reason: str | None = None
+        self.by_user = False
+
+    def cancel(self, reason: str = "cancelled", *, by_user: bool = False) -> None:
+        if not self._event.is_set():
+            self.reason = reason
+            self.by_user = by_user
+            self._event.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._event.is_set()
+
+    async def wait(self) -> None:
+        await self._event.wait()
+
+
+def _ignore_update(update: ToolUpdate) -> None:
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    """What `execute` receives: who it is, whether to stop, and where to report progress."""
+
+    call_id: str
+    cancel: CancelToken = field(default_factory=CancelToken)
+    report: Callable[[ToolUpdate], None] = _ignore_update
+    metadata: Any = None
+
+    @property
+    def cancelled(self) -> bool:
+        return self.cancel.cancelled
+
+
+class RuleMatch(Enum):
+    """How far the argument part of a rule covers a call.
+
+    Most calls have one subject and answer FULL or NONE. A compound shell command has one
+    subject per segment: PARTIAL means some segments match, which is enough for a deny
+    rule and never enough for an allow rule.
+    """
+
+    NONE = "none"
+    PARTIAL = "partial"
+    FULL = "full"
+
+    @classmethod
+    def of(cls, value: bool | RuleMatch) -> RuleMatch:
+        if isinstance(value, RuleMatch):
+            return value
+        return cls.FULL if value else cls.NONE
+
+
+Execute: TypeAlias = Callable[[ToolContext], "Awaitable[ToolResult] | ToolResult"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToolExecution:
+    """A resolved call, ready to run once the executor allows it.
+
+    `accesses=None` means "may touch anything": the call runs alone. `approval_rule` is the
+    rule remembered when a person approves the call "for this session"; `matches_rule`
+    tells whether the argument part of a rule `Tool(pattern)` covers this call.
+    """
+
+    execute: Execute
+    approval_rule: str
+    accesses: Accesses | None = None
+    display: Display | None = None
+    description: str | None = None
+    matches_rule: Callable[[str], bool | RuleMatch] | None = None
+    stop_batch_after_this: bool = False
+
+
+Resolution: TypeAlias = ToolExecution | ToolResult
+
+
+@dataclass(frozen=True, slots=True)
+class ToolTraits:
+    """What a tool is like, for permission defaults and MCP annotations."""
+
+    read_only: bool = False
+    destructive: bool = False
+    idempotent: bool = False
+    open_world: bool = False
+
+
+class BaseTool(ABC):
+    """What the registry and the executor see. Subclass `Tool` (or `SchemaTool`) instead."""
+
+    name: str
+    description: str
+    traits: ClassVar[ToolTraits] = ToolTraits()
+
+    @property
+    @abstractmethod
+    def parameters(self) -> JsonSchema:
+        """The JSON schema of the arguments, as given to a model."""
+
+    @abstractmethod
+    def parse_args(self, raw: Any) -> Any:
+        """Validate raw (already JSON-decoded) arguments; raise `InvalidArguments`."""
+
+    @abstractmethod
+    def resolve(self, args: Any) -> Resolution | Awaitable[Resolution]:
+        """Turn validated arguments into an execution (or an error result). No I/O."""
+
+    def description_vars(self) -> Mapping[str, object]:
+        """Values for `${NAME}` placeholders in the description."""
+        return {}
+
+
+class Tool(BaseTool, Generic[P]):
+    """A tool whose arguments are a pydantic model (`params`), the schema the model sees."""
+
+    params: ClassVar[type[BaseModel]]
+
+    @property
+    def parameters(self) -> JsonSchema:
+        return input_json_schema(self.params)
+
+    def parse_args(self, raw: Any) -> P:
+        try:
+            return self.params.model_validate(raw)  # type: ignore[return-value]
+        except ValidationError as exc:
+            raise InvalidArguments(
+                self.name, pydantic_problems(exc, self.params.model_fields)
+            ) from None
+
+    @abstractmethod
+    def resolve(self, args: P) -> Resolution | Awaitable[Resolution]: ...
+
+
+class SchemaTool(BaseTool):
+    """A tool described only by a JSON schema (MCP tools, host tools).
+
+    The schema is used as given (not closed); arguments are validated with `jsonschema`
+    in the draft the schema declares.
+    """
+
+    def __init__(self, name: str, description: str, parameters: JsonSchema):
+        self.name = name
+        self.description = description
+        self._parameters = parameters
+        self._validator: JsonSchemaValidator | None = None
+
+    @property
+    def parameters(self) -> JsonSchema:
+        return self._parameters
+
+    def parse_args(self, raw: Any) -> dict[str, Any]:
+        validator = self._validator
+        if validator is None or validator.schema is not self._parameters:
+            validator = self._validator = JsonSchemaValidator(self._parameters)
+        problems = validator.problems(raw)
+        if problems:
+            raise InvalidArguments(self.name, problems)
+        return dict(raw)

@@ -1,0 +1,85 @@
+"""The execution environment: where a tool's file I/O and processes really happen.
+
+Tools never call `open` or spawn processes themselves; they ask their `ExecEnv`. The local
+environment is the only one today; a remote one (SSH, a container) implements the same
+surface. File methods are synchronous (tools run heavy ones in a worker thread); process
+spawning is async.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import BinaryIO
+
+Capability = str
+FS: Capability = "fs"
+PROCESS: Capability = "process"
+
+
+class ExecEnv(ABC):
+    """Everything a tool may do to the machine."""
+
+    name: str = "env"
+    capabilities: frozenset[Capability] = frozenset()
+
+    # -- identity ------------------------------------------------------------------------
+
+    @abstractmethod
+    def home(self) -> Path: ...
+
+    @abstractmethod
+    def environ(self) -> Mapping[str, str]: ...
+
+    # -- files ---------------------------------------------------------------------------
+
+    @abstractmethod
+    def stat(self, path: Path) -> os.stat_result: ...
+
+    @abstractmethod
+    def open_read(self, path: Path) -> BinaryIO: ...
+
+    @abstractmethod
+    def write_atomic(self, path: Path, data: bytes, *, mode: int | None = None) -> None:
+        """Replace `path` with `data` all at once: the old file or the new one, never half."""
+
+    @abstractmethod
+    def append(self, path: Path, data: bytes) -> None: ...
+
+    @abstractmethod
+    def make_dirs(self, path: Path) -> None: ...
+
+    @abstractmethod
+    def scandir(self, path: Path) -> Iterator[os.DirEntry[str]]: ...
+
+    def read_bytes(self, path: Path) -> bytes:
+        with self.open_read(path) as handle:
+            return handle.read()
+
+    def exists(self, path: Path) -> bool:
+        try:
+            self.stat(path)
+        except OSError:
+            return False
+        return True
+
+    # -- processes -----------------------------------------------------------------------
+
+    @abstractmethod
+    async def spawn(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str] | None = None,
+        merge_stderr: bool = True,
+        new_session: bool = True,
+    ) -> asyncio.subprocess.Process:
+        """Start a process with stdin closed, stdout piped (stderr merged into it unless
+        `merge_stderr` is false), in its own session so the whole group can be stopped."""
+
+    @abstractmethod
+    def which(self, program: str) -> str | None: ...

@@ -1,0 +1,54 @@
+"""Running batches of tool calls: executor, scheduler, hooks, events, output budget."""
+
+from deftly.execution.calls import CallResult, Outcome, ToolCall, parse_arguments
+from deftly.execution.events import (
+    Event,
+    EventBus,
+    RuntimeNotice,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolProgress,
+)
+from deftly.execution.executor import Executor, cancelled_text
+from deftly.execution.hooks import (
+    AfterContext,
+    AfterHook,
+    Allow,
+    BeforeContext,
+    BeforeHook,
+    Decision,
+    HookChain,
+    Proceed,
+    Veto,
+)
+from deftly.execution.result_builder import ResultBuilder
+from deftly.execution.scheduler import Scheduler
+from deftly.execution.spill import OutputBudget, Spiller
+
+__all__ = [
+    "AfterContext",
+    "AfterHook",
+    "Allow",
+    "BeforeContext",
+    "BeforeHook",
+    "CallResult",
+    "Decision",
+    "Event",
+    "EventBus",
+    "Executor",
+    "HookChain",
+    "Outcome",
+    "OutputBudget",
+    "Proceed",
+    "ResultBuilder",
+    "RuntimeNotice",
+    "Scheduler",
+    "Spiller",
+    "ToolCall",
+    "ToolCallFinished",
+    "ToolCallStarted",
+    "ToolProgress",
+    "Veto",
+    "cancelled_text",
+    "parse_arguments",
+]

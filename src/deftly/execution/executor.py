@@ -1,0 +1,408 @@
+"""The executor: one batch of model tool calls, through four phases.
+
+1. preflight (no I/O): decode the arguments exactly as the model sent them, look the tool
+   up, ask the guards (tool policy, deferred tools), validate the arguments.
+2. prepare (in the model's order, one by one): resolve, run the before-hooks (permission
+   gate, plan mode, PreToolUse hooks...), announce the call.
+3. schedule: run what does not conflict concurrently; conflicting calls keep their order.
+4. finalize (as each call ends): after-hooks, normalise, apply the output budget.
+
+Whatever goes wrong in one call becomes that call's error result; the rest of the batch
+runs. Results come back in the model's call order.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import difflib
+import functools
+import inspect
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias
+
+from deftly.contract.errors import InvalidArguments, PathSecurityError
+from deftly.contract.result import ToolResult
+from deftly.contract.tool import CancelToken, ToolContext, ToolExecution, ToolUpdate
+from deftly.execution.calls import (
+    ArgumentsParseError,
+    CallResult,
+    Outcome,
+    ToolCall,
+    parse_arguments,
+)
+from deftly.execution.events import EventBus, ToolCallFinished, ToolCallStarted, ToolProgress
+from deftly.execution.hooks import (
+    AfterContext,
+    AfterHook,
+    Allow,
+    BeforeContext,
+    BeforeHook,
+    HookChain,
+    Proceed,
+    Veto,
+)
+from deftly.execution.normalize import coerce_result, normalize_result
+from deftly.execution.scheduler import Scheduler
+from deftly.execution.spill import Spiller
+from deftly.registry.registry import RegisteredTool, ToolRegistry
+
+log = logging.getLogger(__name__)
+
+Guard: TypeAlias = Callable[[ToolCall, RegisteredTool], "str | None"]
+MissingDescriber: TypeAlias = Callable[[str], "str | None"]
+
+DEFAULT_GRACE_SECONDS = 2.0
+
+
+def cancelled_text(name: str, cancel: CancelToken) -> str:
+    if cancel.by_user:
+        return (
+            f'The user interrupted "{name}" (and anything running with it). This was a '
+            "deliberate choice, not an error or a timeout: do not retry it; wait for the "
+            "user's next instruction."
+        )
+    reason = f" ({cancel.reason})" if cancel.reason and cancel.reason != "cancelled" else ""
+    return f'Tool "{name}" was cancelled before it finished{reason}.'
+
+
+@dataclass(eq=False)
+class _Slot:
+    index: int
+    call: ToolCall
+    args: Any = None
+    entry: RegisteredTool | None = None
+    execution: ToolExecution | None = None
+    metadata: Any = None
+    settled: tuple[ToolResult, Outcome] | None = None
+    started_at: float | None = None
+    finished_at: float | None = None
+    grace_expired: bool = False
+    task: asyncio.Task[Any] | None = None
+
+    @property
+    def name(self) -> str:
+        return self.call.name
+
+
+@dataclass
+class Executor:
+    registry: ToolRegistry
+    spiller: Spiller
+    events: EventBus = field(default_factory=EventBus)
+    before: HookChain[BeforeHook] = field(default_factory=HookChain)
+    after: HookChain[AfterHook] = field(default_factory=HookChain)
+    guards: list[Guard] = field(default_factory=list)
+    missing: list[MissingDescriber] = field(default_factory=list)
+    grace_seconds: float = DEFAULT_GRACE_SECONDS
+
+    async def run_batch(
+        self, calls: Sequence[ToolCall], *, cancel: CancelToken | None = None
+    ) -> list[CallResult]:
+        """Run one batch; returns one `CallResult` per call, in the order given."""
+        if not calls:
+            return []
+        token = cancel or CancelToken()
+        inner = asyncio.ensure_future(self._run(list(calls), token))
+        try:
+            return await asyncio.shield(inner)
+        except asyncio.CancelledError:
+            token.cancel("the batch was cancelled", by_user=True)
+            with contextlib.suppress(BaseException):
+                await inner
+            raise
+
+    async def _run(self, calls: list[ToolCall], cancel: CancelToken) -> list[CallResult]:
+        slots = [self._preflight(i, call) for i, call in enumerate(calls)]
+        await self._prepare_all(slots, calls, cancel)
+        scheduler = Scheduler()
+        running: set[_Slot] = set()
+        watcher = asyncio.ensure_future(self._watch(cancel, running))
+        try:
+            finals = []
+            for slot in slots:
+                if slot.settled is not None:
+                    finals.append(self._finalize(slot, None))
+                    continue
+                assert slot.execution is not None
+                job = scheduler.submit(
+                    slot.execution.accesses,
+                    functools.partial(self._execute, slot, cancel, running),
+                )
+                finals.append(self._finalize(slot, job))
+            return list(await asyncio.gather(*finals))
+        finally:
+            watcher.cancel()
+
+    # -- phase 1: preflight --------------------------------------------------------------
+
+    def _preflight(self, index: int, call: ToolCall) -> _Slot:
+        slot = _Slot(index, call)
+        try:
+            slot.args = parse_arguments(call.arguments)
+        except ArgumentsParseError as exc:
+            slot.settled = (
+                ToolResult.error(
+                    f'The arguments for "{call.name}" are not valid JSON ({exc}). '
+                    "Send the arguments as one JSON object and call it again."
+                ),
+                Outcome.PREFLIGHT_REJECTED,
+            )
+            return slot
+        entry = self.registry.get(call.name)
+        if entry is None:
+            slot.settled = (
+                ToolResult.error(self._missing_text(call.name)),
+                Outcome.PREFLIGHT_REJECTED,
+            )
+            return slot
+        slot.entry = entry
+        for guard in self.guards:
+            rejection = _safely(functools.partial(guard, call, entry), f"guard for {call.name}")
+            if rejection:
+                slot.settled = (ToolResult.error(rejection), Outcome.PREFLIGHT_REJECTED)
+                return slot
+        try:
+            slot.args = entry.tool.parse_args(slot.args)
+        except InvalidArguments as exc:
+            slot.settled = (ToolResult.error(exc.message), Outcome.PREFLIGHT_REJECTED)
+        except Exception as exc:
+            slot.settled = (
+                ToolResult.error(f'The arguments for "{call.name}" could not be checked: {exc}'),
+                Outcome.PREFLIGHT_REJECTED,
+            )
+        return slot
+
+    def _missing_text(self, name: str) -> str:
+        for describer in self.missing:
+            text = _safely(functools.partial(describer, name), "missing-tool describer")
+            if text:
+                return text
+        close = difflib.get_close_matches(name, self.registry.names(), n=3, cutoff=0.6)
+        hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        return f'There is no tool named "{name}".{hint} Call one of the tools you were given.'
+
+    # -- phase 2: prepare ----------------------------------------------------------------
+
+    async def _prepare_all(
+        self, slots: list[_Slot], calls: list[ToolCall], cancel: CancelToken
+    ) -> None:
+        stopped_by: str | None = None
+        for slot in slots:
+            if slot.settled is None and stopped_by is not None:
+                slot.settled = (
+                    ToolResult.error(
+                        f'Skipped: the earlier call to "{stopped_by}" ended this batch, so '
+                        "this call was not run."
+                    ),
+                    Outcome.SKIPPED,
+                )
+            if slot.settled is None and cancel.cancelled:
+                slot.settled = (
+                    ToolResult.error(cancelled_text(slot.name, cancel)),
+                    Outcome.CANCELLED,
+                )
+            if slot.settled is None:
+                await self._prepare(slot, calls, cancel)
+            self._announce(slot)
+            if slot.settled is None:
+                assert slot.execution is not None
+                if slot.execution.stop_batch_after_this:
+                    stopped_by = slot.name
+            elif (
+                slot.settled[1] in (Outcome.SYNTHETIC, Outcome.VETOED) and slot.settled[0].stop_turn
+            ):
+                stopped_by = slot.name
+
+    async def _prepare(self, slot: _Slot, calls: list[ToolCall], cancel: CancelToken) -> None:
+        assert slot.entry is not None
+        tool = slot.entry.tool
+        try:
+            resolution = await _awaited(tool.resolve(slot.args))
+        except PathSecurityError as exc:
+            slot.settled = (ToolResult.error(exc.message), Outcome.RESOLUTION_FAILED)
+            return
+        except Exception as exc:
+            log.debug("resolve failed for %s", slot.name, exc_info=True)
+            slot.settled = (
+                ToolResult.error(
+                    f'Tool "{slot.name}" could not prepare the call: {_describe(exc)}'
+                ),
+                Outcome.RESOLUTION_FAILED,
+            )
+            return
+        if isinstance(resolution, ToolResult):
+            slot.settled = (resolution, Outcome.SYNTHETIC)
+            return
+        if not isinstance(resolution, ToolExecution):
+            slot.settled = (
+                ToolResult.error(
+                    f'Tool "{slot.name}" resolved to a {type(resolution).__name__} instead of a '
+                    "ToolExecution; this is a bug in the tool."
+                ),
+                Outcome.RESOLUTION_FAILED,
+            )
+            return
+        slot.execution = resolution
+        context = BeforeContext(slot.call, tool, slot.args, resolution, calls, cancel)
+        for hook_id, hook in self.before:
+            try:
+                decision = await hook(context)
+            except Exception as exc:
+                log.debug("before-hook %s failed", hook_id, exc_info=True)
+                slot.settled = (
+                    ToolResult.error(
+                        f'The check "{hook_id}" failed for "{slot.name}" ({_describe(exc)}), so '
+                        "the call was not run."
+                    ),
+                    Outcome.VETOED,
+                )
+                return
+            if isinstance(decision, Veto):
+                slot.settled = (decision.result, Outcome.VETOED)
+                return
+            if isinstance(decision, Allow):
+                slot.metadata = decision.metadata if slot.metadata is None else slot.metadata
+                break
+            if isinstance(decision, Proceed) and slot.metadata is None:
+                slot.metadata = decision.metadata
+        if cancel.cancelled:
+            slot.settled = (ToolResult.error(cancelled_text(slot.name, cancel)), Outcome.CANCELLED)
+
+    def _announce(self, slot: _Slot) -> None:
+        execution = slot.execution
+        self.events.emit(
+            ToolCallStarted(
+                slot.call.id,
+                slot.name,
+                slot.args,
+                execution.description if execution and execution.description else None,
+                execution.display if execution else None,
+            )
+        )
+
+    # -- phase 3: execute ----------------------------------------------------------------
+
+    async def _watch(self, cancel: CancelToken, running: set[_Slot]) -> None:
+        await cancel.wait()
+        await asyncio.sleep(self.grace_seconds)
+        for slot in list(running):
+            if slot.task is not None and not slot.task.done():
+                slot.grace_expired = True
+                slot.task.cancel()
+
+    async def _execute(
+        self, slot: _Slot, cancel: CancelToken, running: set[_Slot]
+    ) -> tuple[ToolResult, Outcome]:
+        if cancel.cancelled:
+            return ToolResult.error(cancelled_text(slot.name, cancel)), Outcome.CANCELLED
+        execution = slot.execution
+        assert execution is not None
+        slot.task = asyncio.current_task()
+        running.add(slot)
+
+        def report(update: ToolUpdate) -> None:
+            if not cancel.cancelled:
+                self.events.emit(ToolProgress(slot.call.id, slot.name, update))
+
+        ctx = ToolContext(slot.call.id, cancel, report, slot.metadata)
+        slot.started_at = time.monotonic()
+        try:
+            result = coerce_result(slot.name, await _awaited(execution.execute(ctx)))
+        except asyncio.CancelledError:
+            if not slot.grace_expired:
+                raise
+            current = asyncio.current_task()
+            if current is not None:
+                current.uncancel()
+            result = ToolResult.error(cancelled_text(slot.name, cancel))
+        except Exception as exc:
+            log.debug("tool %s raised", slot.name, exc_info=True)
+            text = (
+                cancelled_text(slot.name, cancel)
+                if cancel.cancelled
+                else f'Tool "{slot.name}" failed: {_describe(exc)}'
+            )
+            result = ToolResult.error(text)
+        finally:
+            slot.finished_at = time.monotonic()
+            running.discard(slot)
+        return result, Outcome.EXECUTED
+
+    # -- phase 4: finalize ---------------------------------------------------------------
+
+    async def _finalize(
+        self, slot: _Slot, job: asyncio.Future[tuple[ToolResult, Outcome]] | None
+    ) -> CallResult:
+        if job is None:
+            assert slot.settled is not None
+            result, outcome = slot.settled
+        else:
+            try:
+                result, outcome = await job
+            except asyncio.CancelledError:
+                raise
+            except BaseException as exc:  # the scheduler surfaced a failure to start
+                result, outcome = (
+                    ToolResult.error(f'Tool "{slot.name}" failed: {_describe(exc)}'),
+                    Outcome.EXECUTED,
+                )
+        result = normalize_result(slot.name, coerce_result(slot.name, result))
+        result = await self._after_hooks(slot, result, outcome)
+        result = self.spiller.apply(slot.name, slot.call.id, result)
+        execution = slot.execution
+        record = CallResult(
+            tool_call_id=slot.call.id,
+            name=slot.name,
+            args=slot.args,
+            result=result,
+            outcome=outcome,
+            description=execution.description if execution else None,
+            display=execution.display if execution else None,
+            approval_rule=execution.approval_rule if execution else None,
+            started_at=slot.started_at,
+            finished_at=slot.finished_at,
+        )
+        self.events.emit(ToolCallFinished(slot.call.id, slot.name, record))
+        return record
+
+    async def _after_hooks(self, slot: _Slot, result: ToolResult, outcome: Outcome) -> ToolResult:
+        if not len(self.after):
+            return result
+        tool = slot.entry.tool if slot.entry else None
+        for hook_id, hook in self.after:
+            context = AfterContext(slot.call, tool, slot.args, outcome, result, slot.execution)
+            try:
+                replacement = await hook(context)
+            except Exception as exc:
+                log.debug("after-hook %s failed", hook_id, exc_info=True)
+                return ToolResult.error(
+                    f'The after-call hook "{hook_id}" failed for "{slot.name}": {_describe(exc)}. '
+                    "The tool's own output was withheld."
+                )
+            if replacement is not None:
+                result = normalize_result(slot.name, coerce_result(slot.name, replacement))
+        return result
+
+
+async def _awaited(value: object) -> object:
+    """The value, awaited if it is awaitable (tools may resolve sync or async)."""
+    if inspect.isawaitable(value):
+        return await value
+    return value
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _safely(fn: Callable[[], str | None], what: str) -> str | None:
+    try:
+        return fn()
+    except Exception:
+        log.exception("%s raised", what)
+        return None

@@ -1,0 +1,77 @@
+"""Secret files deftly never reads or writes, whatever the mode or the rules.
+
+Matching is by name (case-insensitive), with renamed copies of keys caught (`id_rsa.bak`,
+`id_rsa_old`) and templates exempt (`.env.example`). For `*.pem` / `*.key` files the first
+bytes are looked at, so a certificate passes and a private key does not.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import PurePath
+
+_ENV_TEMPLATES = frozenset({".env.example", ".env.sample", ".env.template", ".env.dist"})
+_KEY_PREFIXES = ("id_rsa", "id_ed25519", "id_ecdsa", "id_dsa", "id_ecdsa_sk", "id_ed25519_sk")
+_BACKUP_SUFFIXES = frozenset(
+    {".bak", ".backup", ".copy", ".disabled", ".key", ".old", ".orig", ".pem", ".save", ".tmp"}
+)
+_EXACT_NAMES = {
+    ".netrc": "a .netrc login file",
+    "_netrc": "a .netrc login file",
+    ".git-credentials": "stored git credentials",
+    ".pgpass": "a PostgreSQL password file",
+}
+_PRIVATE_KEY_MARKERS = (b"PRIVATE KEY-----", b"-----BEGIN OPENSSH PRIVATE KEY")
+_HEADER_BYTES = 4096
+
+
+def sensitive_reason(path: str | os.PathLike[str]) -> str | None:
+    """Why `path` is a secret (a short phrase), or None. Looks at the name only."""
+    pure = PurePath(os.fspath(path))
+    name = pure.name.lower()
+    if name in _EXACT_NAMES:
+        return _EXACT_NAMES[name]
+    if name == ".env" or (name.startswith(".env.") and name not in _ENV_TEMPLATES):
+        return "an environment file with secrets"
+    for prefix in _KEY_PREFIXES:
+        if _is_key_copy(name, prefix):
+            return "an SSH private key"
+    parts = [p.lower() for p in pure.parts]
+    if name == "credentials" or _is_backup_of(name, "credentials"):
+        for cloud in (".aws", ".gcp"):
+            if cloud in parts[:-1]:
+                return f"{cloud[1:].upper()} credentials"
+        return "a credentials file"
+    for cloud in (".aws", ".gcp"):
+        if cloud in parts and "credentials" in parts[parts.index(cloud) + 1 :]:
+            return f"{cloud[1:].upper()} credentials"
+    return None
+
+
+def _is_key_copy(name: str, prefix: str) -> bool:
+    if not name.startswith(prefix) or ".pub" in name:
+        return False
+    rest = name[len(prefix) :]
+    return rest == "" or rest[0] in "-_.~"
+
+
+def _is_backup_of(name: str, prefix: str) -> bool:
+    if not name.startswith(prefix) or name == prefix:
+        return False
+    rest = name[len(prefix) :]
+    return rest[0] in "-_~" or rest in _BACKUP_SUFFIXES
+
+
+def private_key_reason(path: str | os.PathLike[str]) -> str | None:
+    """For `*.pem` / `*.key` files that exist: a private key by its header, else None."""
+    name = os.fspath(path).lower()
+    if not name.endswith((".pem", ".key")):
+        return None
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(_HEADER_BYTES)
+    except OSError:
+        return None
+    if any(marker in head for marker in _PRIVATE_KEY_MARKERS):
+        return "a private key"
+    return None

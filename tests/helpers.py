@@ -1,0 +1,135 @@
+"""Small real tools used by the core tests (and loadable by path from the CLI tests)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from deftly import Accesses, Tool, ToolContext, ToolExecution, ToolResult, ToolTraits, ToolUpdate
+from deftly.contract import FileIODisplay
+from deftly.policy import PathOp, Workspace, literal_rule, path_rule_matcher
+
+
+class EchoParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    text: str = Field(description="What to say back.")
+    times: int = Field(1, ge=1, le=5, description="How many times.")
+
+
+class EchoTool(Tool[EchoParams]):
+    """Says its text back; declares no accesses (so it conflicts with nothing)."""
+
+    name = "Echo"
+    description = "Echo the text back."
+    params = EchoParams
+    traits = ToolTraits(read_only=True, idempotent=True)
+
+    def resolve(self, args: EchoParams) -> ToolExecution:
+        return ToolExecution(
+            accesses=Accesses.none(),
+            approval_rule=self.name,
+            description=f"Echoing {args.text[:20]}",
+            execute=lambda ctx: ToolResult.ok(args.text * args.times),
+        )
+
+
+class SleepParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    path: str
+    seconds: float = 0.05
+    write: bool = False
+    progress: bool = False
+
+
+class SleepTool(Tool[SleepParams]):
+    """Sleeps while 'touching' a path, recording when it ran (for scheduling tests)."""
+
+    name = "Sleep"
+    description = "Sleep on a path."
+    params = SleepParams
+
+    def __init__(self, workspace: Workspace):
+        self.workspace = workspace
+        self.log: list[tuple[str, str, float]] = []
+
+    def resolve(self, args: SleepParams) -> ToolExecution:
+        path = self.workspace.resolve(args.path, PathOp.WRITE if args.write else PathOp.READ)
+        accesses = Accesses.write_file(path) if args.write else Accesses.read_file(path)
+        return ToolExecution(
+            accesses=accesses,
+            display=FileIODisplay(operation="write" if args.write else "read", path=str(path)),
+            approval_rule=literal_rule(self.name, path),
+            matches_rule=path_rule_matcher(path, cwd=self.workspace.cwd),
+            execute=lambda ctx: self._run(ctx, args),
+        )
+
+    async def _run(self, ctx: ToolContext, args: SleepParams) -> ToolResult:
+        loop = asyncio.get_running_loop()
+        self.log.append(("start", args.path, loop.time()))
+        if args.progress:
+            ctx.report(ToolUpdate("stdout", text="working"))
+            ctx.report(ToolUpdate("progress", progress=50, total=100))
+        await asyncio.sleep(args.seconds)
+        self.log.append(("end", args.path, loop.time()))
+        return ToolResult.ok(f"slept on {args.path}")
+
+
+class BigParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    chars: int = Field(ge=0)
+    exempt: bool = False
+
+
+class BigTool(Tool[BigParams]):
+    """Returns a long output, to exercise the output budget."""
+
+    name = "Big"
+    description = "Produce a lot of text."
+    params = BigParams
+
+    def resolve(self, args: BigParams) -> ToolExecution:
+        def run(ctx: ToolContext) -> ToolResult:
+            body = "".join(f"line {i:07d}\n" for i in range(args.chars // 13 + 1))[: args.chars]
+            return ToolResult.ok(body, spill_exempt=args.exempt)
+
+        return ToolExecution(accesses=Accesses.none(), approval_rule=self.name, execute=run)
+
+
+class BrokenParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    how: str = Field(description="raise | none | garbage | resolve-raise | resolve-garbage | slow")
+
+
+class BrokenTool(Tool[BrokenParams]):
+    """Misbehaves on demand."""
+
+    name = "Broken"
+    description = "Misbehave."
+    params = BrokenParams
+
+    def resolve(self, args: BrokenParams) -> Any:
+        if args.how == "resolve-raise":
+            raise RuntimeError("resolve blew up")
+        if args.how == "resolve-garbage":
+            return 42
+
+        async def run(ctx: ToolContext) -> Any:
+            if args.how == "raise":
+                raise ValueError("tool blew up")
+            if args.how == "none":
+                return None
+            if args.how == "garbage":
+                return {"not": "a result"}
+            if args.how == "slow":
+                await asyncio.sleep(30)
+            if args.how == "stubborn":
+                try:
+                    await asyncio.sleep(30)
+                except asyncio.CancelledError:
+                    await asyncio.sleep(0.01)
+                    raise
+            return ToolResult.ok("fine")
+
+        return ToolExecution(accesses=Accesses.none(), approval_rule=self.name, execute=run)
