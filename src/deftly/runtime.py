@@ -32,6 +32,7 @@ from deftly.execution.events import EventBus, EventListener
 from deftly.execution.executor import Executor
 from deftly.execution.hooks import AfterHook, BeforeHook, HookChain
 from deftly.execution.spill import OutputBudget, Spiller
+from deftly.policy.approval import Approver
 from deftly.policy.paths import Workspace
 from deftly.policy.tool_policy import ToolPolicy, find_inactive_patterns
 from deftly.registry.activation import Activation, Profile, known_names
@@ -89,6 +90,7 @@ class Runtime:
         home: str | Path | None = None,
         session_id: str | None = None,
         approve_asks: bool = False,
+        approver: Approver | None = None,
     ) -> None:
         self.workspace_path = Path(workspace).expanduser().resolve()
         if not self.workspace_path.is_dir():
@@ -97,6 +99,7 @@ class Runtime:
         self.config = self.loaded.config
         self.mode = mode or self.config.permissions.mode
         self.approve_asks = approve_asks
+        self.approver = approver
         self.env = env or LocalEnv()
         self.home = Path(home).expanduser() if home else data_home()
         self.session_id = session_id or new_session_id()

@@ -1,0 +1,7 @@
+"""Plan mode tools: EnterPlanMode, ExitPlanMode."""
+
+from __future__ import annotations
+
+from deftly.registry.contribution import ToolContribution
+
+CONTRIBUTIONS: list[ToolContribution] = []
