@@ -28,7 +28,13 @@ from deftly.contract.tool import BaseTool, CancelToken
 from deftly.env.base import ExecEnv
 from deftly.env.local import LocalEnv
 from deftly.execution.calls import CallResult, ToolCall
-from deftly.execution.events import EventBus, EventListener
+from deftly.execution.events import (
+    Event,
+    EventBus,
+    EventListener,
+    ToolCallFinished,
+    ToolCallStarted,
+)
 from deftly.execution.executor import Executor
 from deftly.execution.hooks import AfterHook, BeforeHook, HookChain
 from deftly.execution.spill import OutputBudget, Spiller
@@ -45,7 +51,9 @@ from deftly.registry.host import HostHandler, HostTool
 from deftly.registry.registry import Disclosure, RegisteredTool, Source, ToolRegistry
 from deftly.registry.services import Services
 from deftly.session import data_home, new_session_id, session_dir
+from deftly.skills import SkillService
 from deftly.tools import builtin_contributions
+from deftly.tools.collab.skill import SkillHost
 
 log = logging.getLogger(__name__)
 
@@ -153,6 +161,7 @@ class Runtime:
             return
         self._started = True
         self._provide_services()
+        self._wire_skills()
         self._activate_tools()
 
     async def close(self) -> None:
@@ -170,6 +179,56 @@ class Runtime:
         self._closers.append(closer)
 
     # -- wiring --------------------------------------------------------------------------
+
+    def _wire_skills(self) -> None:
+        """The skill service: the Skill tool, `deftly skills` and MCP prompts use it.
+
+        Skill roots join the workspace's directories (so Read can open a skill's payload),
+        and the executor's events mark model steps for counting nested skill loads.
+        """
+        self._skills: SkillService | None = None
+        if not self.config.skills.enabled:
+            return
+
+        def allow_roots(roots: Sequence[Path]) -> None:
+            for root in roots:
+                self.workspace.add_directory(root)
+
+        service = SkillService(
+            self.workspace_path,
+            self.config.skills,
+            home=self.env.home(),
+            session_id=self.session_id,
+            packages=self._plugins,
+            on_roots=allow_roots,
+        )
+
+        def mark_steps(event: Event) -> None:
+            if isinstance(event, ToolCallStarted):
+                service.nesting.call_started()
+            elif isinstance(event, ToolCallFinished):
+                service.nesting.call_finished()
+
+        unsubscribe = self.events.subscribe(mark_steps)
+
+        async def stop() -> None:
+            unsubscribe()
+
+        self.on_close(stop)
+        self.services.provide(service)
+        self.services.provide(service, SkillHost)
+        self._skills = service
+
+    @property
+    def skills(self) -> SkillService:
+        """This workspace's skills (after `start()`); ConfigError when [skills] is off."""
+        service: SkillService | None = getattr(self, "_skills", None)
+        if service is None:
+            raise ConfigError(
+                "Skills are switched off ([skills] enabled = false) or the runtime has not "
+                "started yet."
+            )
+        return service
 
     def _load_config(self, config: DeftlyConfig | Mapping[str, Any] | None) -> LoadedConfig:
         if isinstance(config, DeftlyConfig):

@@ -24,6 +24,7 @@ from deftly.registry import (
     load_tool_path,
 )
 from deftly.registry.registry import tool_sort_key
+from deftly.tools import builtin_contributions
 from tests.helpers import EchoTool, SleepTool
 
 built: list[str] = []
@@ -219,7 +220,8 @@ async def test_tools_from_config_load_and_runtime_injection(
     rt: Runtime = await make_runtime(
         config={"tools": {"load": ["tests.helpers:SleepTool", "bad:path"]}}
     )
-    assert [t.name for t in rt.tools()] == ["Sleep"]
+    builtin = {c.name for c in builtin_contributions()}
+    assert [t.name for t in rt.tools() if t.name not in builtin] == ["Sleep"]
     entry = rt.registry.get("Sleep")
     assert entry is not None and isinstance(entry.tool, SleepTool)
     assert isinstance(entry.tool.workspace, Workspace) and entry.tool.workspace.root == workspace

@@ -14,6 +14,7 @@ import typer
 from rich.console import Console
 
 from deftly.cli.render import call_json, render_call, tools_table
+from deftly.cli.skills import skills_app
 from deftly.contract.errors import DeftlyError
 from deftly.execution.calls import Outcome, ToolCall
 from deftly.runtime import Runtime
@@ -31,6 +32,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode="rich",
 )
+
+app.add_typer(skills_app)
 
 out = Console()
 err = Console(stderr=True)

@@ -1,0 +1,110 @@
+"""YAML front matter: the block between two `---` lines at the top of a Markdown file.
+
+Parsed with `yaml.safe_load` (no Python objects), bounded in size and in how far YAML
+aliases may expand, and turned into plain JSON values so it can be printed and compared.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from typing import Any
+
+import yaml
+
+from deftly.contract.errors import DeftlyError
+
+MAX_FRONT_MATTER_CHARS = 64 * 1024
+# Nodes a front matter may expand to (aliases counted each time they are used): enough for
+# any hand-written header, far too few for a "billion laughs" document.
+MAX_FRONT_MATTER_NODES = 5_000
+
+_LINE_BREAK = re.compile(r"\r?\n")
+
+
+class FrontMatterError(DeftlyError):
+    """The front matter is there but cannot be read; the message says where and why."""
+
+
+def split_front_matter(text: str) -> tuple[dict[str, Any] | None, str]:
+    """(front matter, body). No opening `---` line: (None, the whole text).
+
+    The front matter must be a mapping; its values come back JSON-safe. The body is
+    everything after the closing fence, with line breaks normalised to `\\n`.
+    """
+    lines = _LINE_BREAK.split(text)
+    if not lines or lines[0].strip() != "---":
+        return None, text
+    closing = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
+    if closing is None:
+        raise FrontMatterError('the front matter has no closing "---" line')
+    source = "\n".join(lines[1:closing]).strip()
+    body = "\n".join(lines[closing + 1 :])
+    if len(source) > MAX_FRONT_MATTER_CHARS:
+        raise FrontMatterError(
+            f"the front matter is {len(source):,} characters long; the limit is "
+            f"{MAX_FRONT_MATTER_CHARS:,}"
+        )
+    data = _load_yaml(source) if source else None
+    if data is None:
+        return {}, body
+    if not isinstance(data, dict):
+        kind = "a list" if isinstance(data, list) else f"a single {type(data).__name__} value"
+        raise FrontMatterError(f"the front matter is {kind}; it must be a mapping of fields")
+    _check_size(data)
+    return {str(key): to_json_value(value) for key, value in data.items()}, body
+
+
+def _load_yaml(source: str) -> Any:
+    try:
+        return yaml.safe_load(source)
+    except yaml.YAMLError as exc:
+        raise FrontMatterError(
+            f"the front matter is not valid YAML ({_yaml_problem(exc)})"
+        ) from None
+    except (RecursionError, ValueError, TypeError) as exc:
+        raise FrontMatterError(f"the front matter cannot be read ({exc})") from None
+
+
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    problem = getattr(exc, "problem", None) or getattr(exc, "context", None) or str(exc)
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    text = " ".join(str(problem).split())
+    if mark is not None:
+        # +2: the opening fence is line 1 of the file, and marks count from zero.
+        text += f", at line {mark.line + 2} column {mark.column + 1} of the file"
+    return text
+
+
+def _check_size(data: Any) -> None:
+    """Refuse YAML whose aliases expand into something huge (or loop back on itself)."""
+    budget = MAX_FRONT_MATTER_NODES
+    stack = [data]
+    while stack:
+        node = stack.pop()
+        budget -= 1
+        if budget < 0:
+            raise FrontMatterError(
+                "the front matter expands to too many values (YAML aliases?); keep it to a "
+                "few plain fields"
+            )
+        if isinstance(node, dict):
+            stack.extend(node.keys())
+            stack.extend(node.values())
+        elif isinstance(node, list | tuple | set):
+            stack.extend(node)
+
+
+def to_json_value(value: Any) -> Any:
+    """A YAML value as plain JSON data: dates become ISO text, odd keys become text."""
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, datetime.date | datetime.datetime | datetime.time):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {str(k): to_json_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [to_json_value(v) for v in value]
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)

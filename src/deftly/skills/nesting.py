@@ -1,0 +1,79 @@
+"""Counting how deeply the model's skill loads nest, so a skill loop cannot run forever.
+
+A skill may tell the model to load another skill, which may load another... The count is
+kept per model *step* (one batch of tool calls):
+
+- a skill loaded in a step that follows a step without a skill load is at depth 0
+  (trigger `model-tool`): the model chose it while doing its work;
+- a skill loaded in the step right after a step that loaded skills is nested one level
+  deeper than the deepest of those (trigger `nested-skill`): instead of acting on the
+  instructions it just received, the model loaded more instructions;
+- any step without a skill load ends the chain, and so does a new user turn (`reset`).
+
+Loads at depth `max_depth` (3) and beyond are refused. A refused attempt still counts as a
+load at its depth, so retrying at once stays refused; doing any other work first clears it.
+
+Steps are reported by the host: the runtime calls `call_started` and `call_finished` from
+its executor's events (a batch announces all its calls before any of them finishes). A
+host without events may call `next_step()` itself.
+"""
+
+from __future__ import annotations
+
+import threading
+
+MAX_SKILL_DEPTH = 3
+
+
+class SkillNesting:
+    def __init__(self, max_depth: int = MAX_SKILL_DEPTH) -> None:
+        self.max_depth = max_depth
+        self._lock = threading.Lock()
+        self._previous: int | None = None  # deepest load of the last finished step
+        self._current: int | None = None  # deepest load of the step under way
+        self._finishing = False  # a call of the current step has finished
+
+    # -- step boundaries -----------------------------------------------------------------
+
+    def call_started(self) -> None:
+        """A call was announced. The first one after calls finished opens a new step."""
+        with self._lock:
+            if self._finishing:
+                self._close_step()
+
+    def call_finished(self) -> None:
+        with self._lock:
+            self._finishing = True
+
+    def next_step(self) -> None:
+        """Close the current step (for hosts that do not report calls)."""
+        with self._lock:
+            self._close_step()
+
+    def reset(self) -> None:
+        """A new user turn: whatever the model loads next is not nested."""
+        with self._lock:
+            self._previous = None
+            self._current = None
+            self._finishing = False
+
+    def _close_step(self) -> None:
+        self._previous = self._current
+        self._current = None
+        self._finishing = False
+
+    # -- loads ---------------------------------------------------------------------------
+
+    @property
+    def depth(self) -> int:
+        """The depth a skill loaded now would have."""
+        with self._lock:
+            return 0 if self._previous is None else self._previous + 1
+
+    def allowed(self, depth: int) -> bool:
+        return depth < self.max_depth
+
+    def record(self, depth: int) -> None:
+        """A load (or a refused attempt) at `depth` happened in the current step."""
+        with self._lock:
+            self._current = depth if self._current is None else max(self._current, depth)
