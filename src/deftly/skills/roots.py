@@ -135,9 +135,9 @@ def resolve_roots(
 def package_dirs(skipped: list[SkippedSkill]) -> list[tuple[Path, str]]:
     """Skill directories declared by installed packages (entry-point group `deftly.skills`).
 
-    The entry point may name a directory (a `str` or path-like), a module or package (its
-    own directory), a list of those, or a function returning them. One that fails to load
-    is reported, never fatal.
+    The entry point may name a directory (an absolute `str` or path-like), a module or
+    package (its own directory), a list of those, or a function returning them. One that
+    fails to load is reported, never fatal.
     """
     found: list[tuple[Path, str]] = []
     try:
@@ -178,7 +178,8 @@ def _paths_of(obj: object, depth: int) -> list[Path]:
     if depth > 3:
         return []
     if isinstance(obj, str | os.PathLike):
-        return [Path(os.fspath(obj))]
+        path = Path(os.fspath(obj))
+        return [path] if path.is_absolute() else []  # relative to what? refuse it
     if isinstance(obj, types.ModuleType):
         file = getattr(obj, "__file__", None)
         if file:
