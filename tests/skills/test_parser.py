@@ -126,6 +126,14 @@ def test_yaml_error_names_the_line_of_the_file() -> None:
     reason = refused("---\nname: x\ndescription: d\nbad: [oops\n---\nbody").reason
     assert "line" in reason and "not valid YAML" in reason
     assert "\n" not in reason  # one line, fit for a listing
+    # line 1 is the fence; blank lines at the top of the front matter still count
+    assert "at line 3 column 1" in refused("---\nname: x\n- item\n---\nb").reason
+    assert "at line 4 column 1" in refused("---\n\nname: x\n- item\n---\nb").reason
+
+
+def test_indented_front_matter_is_read() -> None:
+    skill = parse("---\n  name: indented\n  description: d\n---\nb")
+    assert skill.name == "indented"
 
 
 def test_alias_bombs_and_self_references_are_refused() -> None:
