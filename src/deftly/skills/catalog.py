@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Sequence
 
 from deftly.skills.discovery import Discovery
@@ -45,18 +46,34 @@ class SkillCatalog:
     def suggestions(
         self, name: str, *, limit: int = 5, among: Sequence[Skill] | None = None
     ) -> list[str]:
-        """Names close to `name`: ones containing it (or contained in it), then look-alikes."""
+        """Names close to `name`: ones containing it (or contained in it), then look-alikes.
+
+        A look-alike resembles the whole name or one of its words (`revew` finds
+        `review-changes`).
+        """
         pool = list(among) if among is not None else list(self.skills)
         wanted = normalize_name(name.strip())
         if not wanted:
             return []
-        by_key = {skill.key: skill.name for skill in pool}
+        by_key = {skill.key: skill.name for skill in pool if skill.key != wanted}
         found = [
-            by_key[key]
-            for key in by_key
-            if key != wanted and (wanted in key or (len(key) >= 3 and key in wanted))
+            by_key[key] for key in by_key if wanted in key or (len(key) >= 3 and key in wanted)
         ]
-        for key in difflib.get_close_matches(wanted, list(by_key), n=limit, cutoff=0.6):
-            if by_key[key] not in found and key != wanted:
-                found.append(by_key[key])
+        scored = sorted(
+            ((_likeness(wanted, key), key) for key in by_key if by_key[key] not in found),
+            key=lambda item: (-item[0], item[1]),
+        )
+        found.extend(by_key[key] for score, key in scored if score >= _CUTOFF)
         return found[:limit]
+
+
+_CUTOFF = 0.6
+_WORD_SPLIT = re.compile(r"[-_.:/ ]+")
+
+
+def _likeness(wanted: str, key: str) -> float:
+    best = difflib.SequenceMatcher(None, wanted, key).ratio()
+    for word in _WORD_SPLIT.split(key):
+        if len(word) >= 3 and word != key:
+            best = max(best, difflib.SequenceMatcher(None, wanted, word).ratio())
+    return best
