@@ -255,3 +255,13 @@ async def test_reload_sees_new_skills(make_runtime: Any, project_skills: Path) -
     rt.skills.reload()
     assert not (await load(rt, "fresh")).is_error
     assert rt.workspace.contains(project_skills / "fresh" / "SKILL.md")
+
+
+async def test_unknown_name_when_no_skill_is_available(make_runtime: Any) -> None:
+    rt: Runtime = await make_runtime(config={"skills": {"builtin": False}})
+    result = await load(rt, "anything")
+    assert result.is_error
+    assert result.text == (
+        'There is no skill named "anything". No skills are available. Do the task without a '
+        "skill."
+    )

@@ -120,16 +120,17 @@ class SkillService:
         """The skill called `name` (any case), or a `SkillError` naming close matches."""
         skill = self.catalog.get(name)
         if skill is None:
-            raise SkillError("skill.not_found", self._not_found(name, self.skills(), "user"))
+            raise SkillError("skill.not_found", self._not_found(name, self.skills()))
         return skill
 
-    def _not_found(self, name: str, pool: Sequence[Skill], who: str) -> str:
+    def _not_found(self, name: str, pool: Sequence[Skill]) -> str:
+        """Say the name is unknown, and offer close names, else the names there are."""
         text = f'There is no skill named "{name}".'
         close = self.catalog.suggestions(name, among=pool)
         if close:
             return text + " Did you mean " + " or ".join(f'"{c}"' for c in close) + "?"
         if not pool:
-            return text + (" No skills are available." if who == "user" else "")
+            return text + " No skills are available."
         shown = [s.name for s in pool[:20]]
         more = f" (and {len(pool) - 20} more)" if len(pool) > 20 else ""
         return text + " Available skills: " + ", ".join(shown) + more + "."
@@ -186,11 +187,13 @@ class SkillService:
             )
         skill = self.catalog.get(wanted)
         if skill is None:
-            pool = [s for s in self.skills() if s.model_invocable]
-            return ToolResult.error(
-                self._not_found(wanted, pool, "model")
-                + " Call Skill again with a name from the skill list."
+            pool = self.invocable()
+            next_step = (
+                " Call Skill again with a name from the skill list."
+                if pool
+                else " Do the task without a skill."
             )
+            return ToolResult.error(self._not_found(wanted, pool) + next_step)
         if skill.disable_model_invocation and skill.is_inline:
             return ToolResult.error(
                 f'Skill "{skill.name}" can only be started by the user (it sets '
