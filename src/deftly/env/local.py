@@ -7,9 +7,9 @@ import contextlib
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from deftly.env.base import FS, PROCESS, ExecEnv
 
@@ -70,6 +70,7 @@ class LocalEnv(ExecEnv):
         env: Mapping[str, str] | None = None,
         merge_stderr: bool = True,
         new_session: bool = True,
+        stream_limit: int | None = None,
     ) -> asyncio.subprocess.Process:
         return await asyncio.create_subprocess_exec(
             *argv,
@@ -79,10 +80,149 @@ class LocalEnv(ExecEnv):
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT if merge_stderr else asyncio.subprocess.PIPE,
             start_new_session=new_session,
+            limit=stream_limit or _DEFAULT_STREAM_LIMIT,
         )
 
     def which(self, program: str) -> str | None:
         return shutil.which(program)
+
+    # -- process trees -------------------------------------------------------------------
+
+    def open_append(self, path: Path) -> BinaryIO:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        return os.fdopen(fd, "ab")
+
+    def group_alive(self, group_id: int) -> bool:
+        try:
+            os.killpg(group_id, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:  # someone else's group now: not ours to judge
+            return False
+        return True
+
+    def session_processes(self, session_id: int) -> list[int]:
+        """Members of the session or the group, found in /proc (where there is one).
+
+        A session id cannot be reused while any process still belongs to that session,
+        so every process found here descends from the process `spawn` started, except
+        one that started a session of its own (`setsid`), which leaves for good.
+        """
+        try:
+            names = os.listdir("/proc")
+        except OSError:
+            return [session_id] if self.group_alive(session_id) else []
+        found = []
+        for name in names:
+            if not name.isdigit():
+                continue
+            fields = _proc_stat(name)
+            if fields is None:
+                continue
+            state, group, session = fields
+            if state in (b"Z", b"X"):
+                continue
+            if session_id in (session, group):
+                found.append(int(name))
+        return found
+
+    def signal_session(self, session_id: int, signal_number: int) -> int:
+        count = 0
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(session_id, signal_number)
+            count = 1
+        for pid in self.session_processes(session_id):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal_number)
+                count += 1
+        return count
+
+    def hand_off_output(
+        self,
+        process: asyncio.subprocess.Process,
+        log_path: Path,
+        limit: int | None,
+        flush: Callable[[bytes], None],
+    ) -> None:
+        # asyncio keeps the pipe inside the process's transport; this environment made it,
+        # so this is the one place that reaches in for it.
+        transport: Any = getattr(process, "_transport", None)
+        pipe: Any = transport.get_pipe_transport(1) if transport is not None else None
+        reader: Any = process.stdout
+        if pipe is None or reader is None:
+            raise RuntimeError("the process has no output pipe left to hand off")
+        pipe.pause_reading()
+        fd = os.dup(pipe.get_extra_info("pipe").fileno())
+        try:
+            buffered = getattr(reader, "_buffer", None)
+            if buffered:
+                data = bytes(buffered)
+                buffered.clear()
+                flush(data)
+            _spawn_relay(fd, log_path, limit)
+        finally:
+            os.close(fd)
+        pipe.close()
+
+    def release(self, process: asyncio.subprocess.Process) -> None:
+        transport: Any = getattr(process, "_transport", None)
+        if transport is not None and process.returncode is not None:
+            transport.close()
+
+
+_DEFAULT_STREAM_LIMIT = 2**16
+
+
+def _proc_stat(pid: str) -> tuple[bytes, int, int] | None:
+    """(state, process group, session) of one process, from /proc/<pid>/stat."""
+    try:
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        data = os.read(fd, 1024)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    # The command name is in parentheses and may itself hold spaces or parentheses.
+    rest = data[data.rfind(b")") + 2 :].split(None, 4)
+    try:
+        return rest[0], int(rest[2]), int(rest[3])
+    except (IndexError, ValueError):
+        return None
+
+
+def _spawn_relay(fd: int, log_path: Path, limit: int | None) -> None:
+    """Copy what arrives on `fd` to the end of `log_path` from a process of its own.
+
+    The shell forks the copier into the background and exits, so the copier belongs to
+    init, not to us, and outlives this process without becoming our zombie.
+    """
+    if limit is None:
+        script = '( exec cat >> "$0" ) &'
+        argv = ["sh", "-c", script, os.fspath(log_path)]
+    else:
+        script = '( head -c "$1" >> "$0"; exec cat > /dev/null ) &'
+        argv = ["sh", "-c", script, os.fspath(log_path), str(max(limit, 0))]
+    shell = shutil.which("sh") or "/bin/sh"
+    devnull = os.open(os.devnull, os.O_RDWR)
+    try:
+        pid = os.posix_spawn(
+            shell,
+            argv,
+            dict(os.environ),
+            file_actions=[
+                (os.POSIX_SPAWN_DUP2, fd, 0),
+                (os.POSIX_SPAWN_DUP2, devnull, 1),
+                (os.POSIX_SPAWN_DUP2, devnull, 2),
+            ],
+            setsid=True,
+        )
+    finally:
+        os.close(devnull)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
 
 
 def _fsync_directory(directory: Path) -> None:
