@@ -99,6 +99,11 @@ class ExecEnv(ABC):
         including those that moved to another process group inside it."""
         raise NotImplementedError(f"the {self.name} environment cannot list processes")
 
+    async def wait_exit(self, process: asyncio.subprocess.Process) -> int:
+        """The exit status, as soon as the process exits, even while a process it left
+        behind still holds its output pipe (`Process.wait` waits for the pipes too)."""
+        raise NotImplementedError(f"the {self.name} environment cannot watch processes")
+
     def group_alive(self, group_id: int) -> bool:
         """Whether any process is left in a process group (a cheap check)."""
         raise NotImplementedError(f"the {self.name} environment cannot check processes")

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -92,6 +93,35 @@ class LocalEnv(ExecEnv):
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
         return os.fdopen(fd, "ab")
 
+    async def wait_exit(self, process: asyncio.subprocess.Process) -> int:
+        loop = asyncio.get_running_loop()
+        exited: asyncio.Future[None] = loop.create_future()
+
+        def on_exit() -> None:
+            if not exited.done():
+                exited.set_result(None)
+
+        fd = _pidfd(process.pid) if process.returncode is None else None
+        if fd is not None:
+            loop.add_reader(fd, on_exit)
+        try:
+            delay = 0.1
+            while _returncode(process) is None:
+                # The pidfd wakes us at the exit; asyncio's child watcher then records the
+                # status a moment later. Without a pidfd this is a plain (slower) poll.
+                if not exited.done():
+                    await asyncio.wait([exited], timeout=delay)
+                    delay = min(delay * 1.5, 0.5) if fd is not None else 0.05
+                else:
+                    await asyncio.sleep(0.001)
+        finally:
+            if fd is not None:
+                loop.remove_reader(fd)
+                os.close(fd)
+        code = _returncode(process)
+        assert code is not None
+        return code
+
     def group_alive(self, group_id: int) -> bool:
         try:
             os.killpg(group_id, 0)
@@ -154,6 +184,7 @@ class LocalEnv(ExecEnv):
         pipe.pause_reading()
         fd = os.dup(pipe.get_extra_info("pipe").fileno())
         try:
+            os.set_blocking(fd, True)  # asyncio made it non-blocking; the copier must wait
             buffered = getattr(reader, "_buffer", None)
             if buffered:
                 data = bytes(buffered)
@@ -163,6 +194,9 @@ class LocalEnv(ExecEnv):
         finally:
             os.close(fd)
         pipe.close()
+        # Nothing is left for asyncio to close, and a handed-off process must not be killed
+        # when its transport is garbage-collected (what an unclosed transport does).
+        transport._closed = True
 
     def release(self, process: asyncio.subprocess.Process) -> None:
         transport: Any = getattr(process, "_transport", None)
@@ -171,6 +205,22 @@ class LocalEnv(ExecEnv):
 
 
 _DEFAULT_STREAM_LIMIT = 2**16
+
+
+def _returncode(process: asyncio.subprocess.Process) -> int | None:
+    return process.returncode
+
+
+def _pidfd(pid: int) -> int | None:
+    """A descriptor that becomes readable when the process exits (Linux 5.3+)."""
+    opener = getattr(os, "pidfd_open", None)
+    if opener is None:
+        return None
+    try:
+        fd: int = opener(pid)
+    except OSError:
+        return None
+    return fd
 
 
 def _proc_stat(pid: str) -> tuple[bytes, int, int] | None:
@@ -193,23 +243,40 @@ def _proc_stat(pid: str) -> tuple[bytes, int, int] | None:
         return None
 
 
-def _spawn_relay(fd: int, log_path: Path, limit: int | None) -> None:
-    """Copy what arrives on `fd` to the end of `log_path` from a process of its own.
+_RELAY = """
+import os, sys
+if os.fork():
+    os._exit(0)
+out = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+room = int(sys.argv[2])
+while True:
+    try:
+        data = os.read(0, 65536)
+    except OSError:
+        break
+    if not data:
+        break
+    if room != 0:
+        chunk = data if room < 0 else data[:room]
+        room = room if room < 0 else room - len(chunk)
+        os.write(out, chunk)
+"""
 
-    The shell forks the copier into the background and exits, so the copier belongs to
-    init, not to us, and outlives this process without becoming our zombie.
+
+def _spawn_relay(fd: int, log_path: Path, limit: int | None) -> None:
+    """Copy what arrives on `fd` to the end of `log_path` (at most `limit` bytes, the rest
+    read and dropped) from a small process of its own.
+
+    The copier forks and its parent exits at once, so the copier belongs to init, not to
+    us: it outlives this process and never becomes our zombie. It writes every chunk as it
+    arrives (no buffering), so the log is always current.
     """
-    if limit is None:
-        script = '( exec cat >> "$0" ) &'
-        argv = ["sh", "-c", script, os.fspath(log_path)]
-    else:
-        script = '( head -c "$1" >> "$0"; exec cat > /dev/null ) &'
-        argv = ["sh", "-c", script, os.fspath(log_path), str(max(limit, 0))]
-    shell = shutil.which("sh") or "/bin/sh"
+    room = -1 if limit is None else max(limit, 0)
+    argv = [sys.executable, "-I", "-S", "-c", _RELAY, os.fspath(log_path), str(room)]
     devnull = os.open(os.devnull, os.O_RDWR)
     try:
         pid = os.posix_spawn(
-            shell,
+            sys.executable,
             argv,
             dict(os.environ),
             file_actions=[

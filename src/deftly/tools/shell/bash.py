@@ -282,7 +282,11 @@ class BashTool(Tool[BashParams]):
     def _finished(self, task: ShellTask, builder: ResultBuilder) -> ToolResult:
         match task.status:
             case TaskStatus.COMPLETED:
-                result = builder.ok("The command finished with no output (exit code 0).")
+                result = builder.ok(
+                    "The command finished (exit code 0)."
+                    if builder.text
+                    else "The command finished with no output (exit code 0)."
+                )
             case TaskStatus.FAILED if task.reason:
                 result = builder.error(
                     f"The command was stopped: {task.reason}. Send large output to a file "

@@ -11,7 +11,8 @@ def format_duration(seconds: float) -> str:
     if seconds < 1:
         return f"{round(seconds * 1000)}ms"
     if seconds < 60:
-        return f"{seconds:.0f}s" if seconds >= 10 or seconds.is_integer() else f"{seconds:.1f}s"
+        whole = seconds >= 10 or float(seconds).is_integer()
+        return f"{seconds:.0f}s" if whole else f"{seconds:.1f}s"
     minutes, secs = divmod(round(seconds), 60)
     if minutes < 60:
         return f"{minutes}m {secs:02d}s"

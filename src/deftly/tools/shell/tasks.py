@@ -328,11 +328,12 @@ class BackgroundTasks:
         task._pump = asyncio.ensure_future(self._pump(task))
         code: int | None = None
         try:
-            code = await task.process.wait()
+            code = await self.env.wait_exit(task.process)
+            drained = asyncio.get_running_loop().time() + DRAIN_SECONDS
             await _finished_within(task._pump, DRAIN_SECONDS)
             if task._stopper is not None:
                 await asyncio.shield(task._stopper)
-            elif not task.detached and self.env.group_alive(task.pid):
+            elif not task.detached and await self._lingers(task, drained):
                 task.leftovers = max(len(self.env.session_processes(task.pid)), 1)
                 await asyncio.shield(self._helper(self._terminate(task)))
             if not await _finished_within(task._pump, DRAIN_SECONDS):
@@ -346,6 +347,17 @@ class BackgroundTasks:
             raise
         finally:
             self._settle(task, code)
+
+    async def _lingers(self, task: ShellTask, until: float) -> bool:
+        """Whether processes of the command's group still run after it exited (given a
+        moment to finish on their own, as a sandbox's helper does)."""
+        loop = asyncio.get_running_loop()
+        # The cheap group check first; zombies (which cannot be stopped) do not count.
+        while self.env.group_alive(task.pid) and self.env.session_processes(task.pid):
+            if loop.time() >= until:
+                return True
+            await asyncio.sleep(0.01)
+        return False
 
     async def _pump(self, task: ShellTask) -> None:
         reader = task.process.stdout
