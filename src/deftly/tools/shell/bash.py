@@ -74,7 +74,7 @@ class BashTool(Tool[BashParams]):
         config: ShellConfig,
         output: OutputConfig,
         workspace: Workspace,
-        registry: ToolRegistry | None = None,
+        registry: ToolRegistry,
     ) -> None:
         self.tasks = tasks
         self.config = config
@@ -86,7 +86,7 @@ class BashTool(Tool[BashParams]):
 
     def background_enabled(self) -> bool:
         """Background tasks need the tools to follow them (TaskOutput, TaskStop)."""
-        return self.registry is None or all(name in self.registry for name in TASK_TOOLS)
+        return all(name in self.registry for name in TASK_TOOLS)
 
     def description_vars(self) -> Mapping[str, object]:
         cfg = self.config
