@@ -94,30 +94,18 @@ class LocalEnv(ExecEnv):
         return os.fdopen(fd, "ab")
 
     async def wait_exit(self, process: asyncio.subprocess.Process) -> int:
-        loop = asyncio.get_running_loop()
-        exited: asyncio.Future[None] = loop.create_future()
-
-        def on_exit() -> None:
-            if not exited.done():
-                exited.set_result(None)
-
-        fd = _pidfd(process.pid) if process.returncode is None else None
-        if fd is not None:
-            loop.add_reader(fd, on_exit)
+        # `wait()` returns once the process exited *and* its pipes closed: the usual case,
+        # at once. When a process it left behind holds the pipe, the status that asyncio's
+        # child watcher records is polled instead (backing off to 50 ms).
+        waiter = asyncio.ensure_future(process.wait())
         try:
-            delay = 0.1
-            while _returncode(process) is None:
-                # The pidfd wakes us at the exit; asyncio's child watcher then records the
-                # status a moment later. Without a pidfd this is a plain (slower) poll.
-                if not exited.done():
-                    await asyncio.wait([exited], timeout=delay)
-                    delay = min(delay * 1.5, 0.5) if fd is not None else 0.05
-                else:
-                    await asyncio.sleep(0.001)
+            delay = 0.002
+            while _returncode(process) is None and not waiter.done():
+                await asyncio.wait([waiter], timeout=delay)
+                delay = min(delay * 2, 0.05)
         finally:
-            if fd is not None:
-                loop.remove_reader(fd)
-                os.close(fd)
+            if not waiter.done():
+                waiter.cancel()
         code = _returncode(process)
         assert code is not None
         return code
@@ -209,18 +197,6 @@ _DEFAULT_STREAM_LIMIT = 2**16
 
 def _returncode(process: asyncio.subprocess.Process) -> int | None:
     return process.returncode
-
-
-def _pidfd(pid: int) -> int | None:
-    """A descriptor that becomes readable when the process exits (Linux 5.3+)."""
-    opener = getattr(os, "pidfd_open", None)
-    if opener is None:
-        return None
-    try:
-        fd: int = opener(pid)
-    except OSError:
-        return None
-    return fd
 
 
 def _proc_stat(pid: str) -> tuple[bytes, int, int] | None:

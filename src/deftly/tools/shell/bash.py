@@ -200,7 +200,7 @@ class BashTool(Tool[BashParams]):
             [
                 ("task_id", task.id),
                 ("status", "running"),
-                ("description", task.description),
+                ("description", description),
                 ("log_path", task.log.path if task.log.persisted else None),
                 ("timeout", f"stopped if still running after {format_duration(limit)}"),
                 (

@@ -57,12 +57,14 @@ class TaskListTool(Tool[TaskListParams]):
             head = "background_tasks: none running"
         else:
             head = "background_tasks: none in this session"
-        blocks = [head]
-        blocks += [render_task(t, now=now) for t in shown]
+        sections = [head]
+        if shown:
+            sections.append("\n---\n".join(render_task(t, now=now) for t in shown))
         if unannounced:
-            blocks.append(
-                "ended since you last heard (you will not be notified about these again):"
+            records = "\n---\n".join(render_task(t, now=now) for t in unannounced)
+            sections.append(
+                "[ended since you last heard: you will not be notified about these again]\n"
+                + records
             )
-            blocks += [render_task(t, now=now) for t in unannounced]
         self.tasks.mark_reported([*shown, *unannounced])
-        return ToolResult.ok("\n---\n".join(blocks))
+        return ToolResult.ok("\n\n".join(sections))

@@ -393,6 +393,9 @@ class BackgroundTasks:
         if task._timer is not None:
             task._timer.cancel()
             task._timer = None
+        if code is None and task.detached:
+            task.log.close()  # still running on its own; this runtime just stops following
+            return
         if task.sinks:
             self._deliver(task, task._decode(b"", final=True))
         task.log.close()

@@ -131,12 +131,12 @@ class WaitForTool(Tool[WaitForParams]):
             )
         budget = max(self.output.max_chars // 2, 2_000)
         per_task = min(MAX_PREVIEW_BYTES, budget // max(len(ended), 1))
-        blocks = ["\n".join(lines)]
+        sections = ["\n".join(lines)]
         if ended:
-            blocks.append(f"[ended: {len(ended)}]")
-            blocks += [render_task(t, preview_bytes=per_task) for t in ended]
+            records = "\n---\n".join(render_task(t, preview_bytes=per_task) for t in ended)
+            sections.append(f"[ended: {len(ended)}]\n{records}")
         if running:
-            blocks.append(f"[still_running: {len(running)}]")
-            blocks += [render_task(t) for t in running]
+            records = "\n---\n".join(render_task(t) for t in running)
+            sections.append(f"[still_running: {len(running)}]\n{records}")
         self.tasks.mark_reported(ended)
-        return ToolResult.ok("\n---\n".join(blocks))
+        return ToolResult.ok("\n\n".join(sections))
