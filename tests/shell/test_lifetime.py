@@ -6,10 +6,13 @@ import asyncio
 import contextlib
 import os
 import signal
+import subprocess
 import time
+from collections.abc import Callable
 from typing import Any
 
 from deftly import CancelToken, Runtime
+from deftly.env import LocalEnv
 from deftly.tools.shell import TaskStatus
 from tests.shell.conftest import (
     eventually,
@@ -76,17 +79,43 @@ async def test_processes_left_behind_by_a_finished_command_are_stopped(shell: An
     assert not processes_with(marker)
 
 
-async def test_a_process_that_changed_group_is_still_found(shell: Any) -> None:
+async def test_a_process_that_changed_group_and_holds_the_pipe_is_stopped_at_exit(
+    shell: Any,
+) -> None:
     rt: Runtime = await shell()
     marker = new_marker()
     # `set -m` gives the background job a process group of its own, inside the session.
-    command = f"set -m; {marked_sleep(marker)} & echo started"
-    result = await rt.call("Bash", {"command": command, "run_in_background": True})
-    task = tasks_of(rt).get(task_id_in(result.text))
-    assert task is not None
-    assert await eventually(lambda: bool(processes_with(marker)))
+    result = await rt.call("Bash", {"command": f"set -m; {marked_sleep(marker)} & echo started"})
+    assert result.text.startswith("started\n") and "leaving 1 process(es)" in result.text
+    assert not processes_with(marker)
+
+
+async def test_a_process_that_changed_group_quietly_is_stopped_at_close(shell: Any) -> None:
+    rt: Runtime = await shell()
+    marker = new_marker()
+    command = f"set -m; {marked_sleep(marker)} >/dev/null 2>&1 & echo started"
+    result = await rt.call("Bash", {"command": command})
+    assert result.text == "started\n"  # not noticed at exit (that would cost a /proc scan)
+    assert processes_with(marker)
     await rt.close()
     assert not processes_with(marker)
+
+
+def test_stray_processes_are_told_apart_from_a_reused_session_id() -> None:
+    env = LocalEnv()
+    marker = new_marker()
+    before = env.process_mark()
+    time.sleep(0.05)  # start times have a resolution of one clock tick
+    proc = subprocess.Popen(["bash", "-c", marked_sleep(marker)], start_new_session=True)
+    try:
+        assert eventually_sync(lambda: bool(processes_with(marker)))
+        time.sleep(0.05)
+        after = env.process_mark()
+        assert env.stray_processes({proc.pid: before}) == {}  # started later: not ours
+        assert env.stray_processes({proc.pid: after}) == {proc.pid: [proc.pid]}
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 async def test_term_ignoring_process_gets_sigkill_after_the_grace(shell: Any) -> None:
@@ -170,3 +199,10 @@ async def test_close_stops_every_running_task(shell: Any) -> None:
     assert await eventually(lambda: all(processes_with(m) for m in markers))
     await rt.close()
     assert not any(processes_with(m) for m in markers)
+
+
+def eventually_sync(predicate: Callable[[], bool], seconds: float = 15.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and not predicate():
+        time.sleep(0.02)
+    return predicate()

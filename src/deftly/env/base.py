@@ -108,6 +108,16 @@ class ExecEnv(ABC):
         """Whether any process is left in a process group (a cheap check)."""
         raise NotImplementedError(f"the {self.name} environment cannot check processes")
 
+    def process_mark(self) -> int:
+        """A point in time on the clock process start times use (0: not available)."""
+        raise NotImplementedError(f"the {self.name} environment cannot time processes")
+
+    def stray_processes(self, sessions: Mapping[int, int]) -> dict[int, list[int]]:
+        """For sessions whose first process has ended (session id -> `process_mark()` at
+        that moment): the processes still running in each, counted only when at least one
+        of them started before that mark (a later session with a reused id is not ours)."""
+        raise NotImplementedError(f"the {self.name} environment cannot list processes")
+
     def signal_session(self, session_id: int, signal_number: int) -> int:
         """Send a signal to every process of a session started by `spawn`: its process
         group and any member that left the group. Returns how many were signalled."""

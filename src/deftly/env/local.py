@@ -137,12 +137,41 @@ class LocalEnv(ExecEnv):
             fields = _proc_stat(name)
             if fields is None:
                 continue
-            state, group, session = fields
+            state, group, session, _ = fields
             if state in (b"Z", b"X"):
                 continue
             if session_id in (session, group):
                 found.append(int(name))
         return found
+
+    def process_mark(self) -> int:
+        try:
+            with open("/proc/uptime", "rb") as handle:
+                uptime = float(handle.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            return 0
+        return int(uptime * os.sysconf("SC_CLK_TCK"))
+
+    def stray_processes(self, sessions: Mapping[int, int]) -> dict[int, list[int]]:
+        if not sessions:
+            return {}
+        try:
+            names = os.listdir("/proc")
+        except OSError:
+            return {}
+        members: dict[int, list[tuple[int, int]]] = {}
+        for name in names:
+            if not name.isdigit():
+                continue
+            fields = _proc_stat(name)
+            if fields is None or fields[0] in (b"Z", b"X") or fields[2] not in sessions:
+                continue
+            members.setdefault(fields[2], []).append((int(name), fields[3]))
+        return {
+            session: [pid for pid, _ in found]
+            for session, found in members.items()
+            if any(started <= sessions[session] for _, started in found)
+        }
 
     def signal_session(self, session_id: int, signal_number: int) -> int:
         count = 0
@@ -199,8 +228,8 @@ def _returncode(process: asyncio.subprocess.Process) -> int | None:
     return process.returncode
 
 
-def _proc_stat(pid: str) -> tuple[bytes, int, int] | None:
-    """(state, process group, session) of one process, from /proc/<pid>/stat."""
+def _proc_stat(pid: str) -> tuple[bytes, int, int, int] | None:
+    """(state, process group, session, start time) of one process, from /proc/<pid>/stat."""
     try:
         fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
     except OSError:
@@ -212,9 +241,9 @@ def _proc_stat(pid: str) -> tuple[bytes, int, int] | None:
     finally:
         os.close(fd)
     # The command name is in parentheses and may itself hold spaces or parentheses.
-    rest = data[data.rfind(b")") + 2 :].split(None, 4)
+    rest = data[data.rfind(b")") + 2 :].split(None, 20)
     try:
-        return rest[0], int(rest[2]), int(rest[3])
+        return rest[0], int(rest[2]), int(rest[3]), int(rest[19])
     except (IndexError, ValueError):
         return None
 

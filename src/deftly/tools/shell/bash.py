@@ -111,8 +111,8 @@ class BashTool(Tool[BashParams]):
             )
             on_timeout = "A foreground command still running at its timeout is killed."
         sandbox = (
-            "Commands run in a sandbox: the filesystem is read-only except the workspace and "
-            "temp directories" + ("" if cfg.network else ", and there is no network") + "."
+            "\n- Commands run in a sandbox: the filesystem is read-only except the workspace "
+            "and temp directories" + ("" if cfg.network else ", and there is no network") + "."
             if cfg.sandbox == "bwrap"
             else ""
         )

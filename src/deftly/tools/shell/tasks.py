@@ -47,6 +47,7 @@ READ_BYTES = 256 * 1024
 DRAIN_SECONDS = 0.25
 POLL_SECONDS = 0.05
 KEEP_FINISHED = 200
+MAX_ENDED_SESSIONS = 10_000
 _ID_ALPHABET = string.digits + string.ascii_lowercase
 
 Sink = Callable[[str], None]
@@ -207,6 +208,7 @@ class BackgroundTasks:
         self._tasks: dict[str, ShellTask] = {}
         self._notices: dict[str, TaskNotice] = {}
         self._helpers: set[asyncio.Future[Any]] = set()
+        self._ended_sessions: dict[int, int] = {}
         self._closing = False
 
     # -- set-up --------------------------------------------------------------------------
@@ -352,8 +354,17 @@ class BackgroundTasks:
         """Whether processes of the command's group still run after it exited (given a
         moment to finish on their own, as a sandbox's helper does)."""
         loop = asyncio.get_running_loop()
-        # The cheap group check first; zombies (which cannot be stopped) do not count.
-        while self.env.group_alive(task.pid) and self.env.session_processes(task.pid):
+        pump = task._pump
+
+        def suspect() -> bool:
+            # Cheap first: someone left in the group, or someone still holding the pipe.
+            # Then the real check; zombies (which cannot be stopped) do not count.
+            held = pump is not None and not pump.done()
+            return (self.env.group_alive(task.pid) or held) and bool(
+                self.env.session_processes(task.pid)
+            )
+
+        while suspect():
             if loop.time() >= until:
                 return True
             await asyncio.sleep(0.01)
@@ -416,6 +427,7 @@ class BackgroundTasks:
             task.status = TaskStatus.FAILED
         task.ended_at = time.time()
         task.ended_mono = time.monotonic()
+        self._remember_session(task.pid)
         task._done.set()
         if not task.background:
             self._tasks.pop(task.id, None)
@@ -426,6 +438,14 @@ class BackgroundTasks:
             if self.events is not None:
                 self.events.emit(RuntimeNotice("task_finished", notice.message, notice))
         self._prune()
+
+    def _remember_session(self, session: int) -> None:
+        """A finished command's session may still hold a process that left its group
+        unnoticed (`set -m; cmd &`): checked once more when the runtime closes."""
+        with contextlib.suppress(NotImplementedError):
+            self._ended_sessions[session] = self.env.process_mark()
+        while len(self._ended_sessions) > MAX_ENDED_SESSIONS:
+            del self._ended_sessions[next(iter(self._ended_sessions))]
 
     def _prune(self) -> None:
         finished = [t for t in self._tasks.values() if not t.running and t.reported]
@@ -469,25 +489,31 @@ class BackgroundTasks:
         return task
 
     async def _terminate(self, task: ShellTask) -> None:
+        await self._terminate_session(task.pid, task.process)
+
+    async def _terminate_session(
+        self, session: int, process: asyncio.subprocess.Process | None = None
+    ) -> None:
+        """SIGTERM to every process of the session, the grace period, then SIGKILL."""
         loop = asyncio.get_running_loop()
-        session = task.pid
+
+        def gone() -> bool:
+            if process is not None and process.returncode is None:
+                return False
+            return not self.env.session_processes(session)
+
         self.env.signal_session(session, signal.SIGTERM)
         deadline = loop.time() + self.config.kill_grace
         while loop.time() < deadline:
-            if self._gone(task):
+            if gone():
                 return
             await asyncio.sleep(POLL_SECONDS)
         self.env.signal_session(session, signal.SIGKILL)
         for _ in range(40):
-            if self._gone(task):
+            if gone():
                 return
             await asyncio.sleep(POLL_SECONDS)
             self.env.signal_session(session, signal.SIGKILL)
-
-    def _gone(self, task: ShellTask) -> bool:
-        if task.process.returncode is None:
-            return False
-        return not self.env.session_processes(task.pid)
 
     def _helper(self, work: Any) -> asyncio.Future[None]:
         future: asyncio.Future[None] = asyncio.ensure_future(work)
@@ -578,11 +604,25 @@ class BackgroundTasks:
             await asyncio.gather(*runners, return_exceptions=True)
         if self._helpers:
             await asyncio.gather(*tuple(self._helpers), return_exceptions=True)
+        await self._sweep()
         for task in list(self._tasks.values()):
             if task.detached and task._runner is not None:
                 task._runner.cancel()
         self._tasks = {k: t for k, t in self._tasks.items() if t.detached}
         self._notices.clear()
+
+    async def _sweep(self) -> None:
+        """Stop what finished commands left behind outside their process group."""
+        detached = {t.pid for t in self._tasks.values() if t.detached}
+        sessions = {s: m for s, m in self._ended_sessions.items() if s not in detached}
+        self._ended_sessions.clear()
+        try:
+            strays = self.env.stray_processes(sessions)
+        except NotImplementedError:
+            return
+        if strays:
+            log.info("stopping processes left behind in sessions %s", sorted(strays))
+            await asyncio.gather(*(self._terminate_session(s) for s in strays))
 
 
 async def _finished_within(future: asyncio.Future[Any] | None, seconds: float) -> bool:

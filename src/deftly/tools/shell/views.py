@@ -72,13 +72,14 @@ def render_task(
     if task.log.total == 0:
         return text + "\n\n[output]\n(no output)"
     body, cut = preview(task, preview_bytes)
+    shown = format_size(len(task.log.tail(preview_bytes)))
+    body = body.rstrip("\n")
     if cut:
         where = (
             f"; the whole log is at {task.log.path} (page it with Read or search it with Grep)"
             if task.log.persisted
             else ""
         )
-        shown = format_size(len(body.encode()))
         head = f"[newest output: the last {shown} of {format_size(task.log.total)}{where}]"
     else:
         head = "[output]"
