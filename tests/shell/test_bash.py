@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -224,3 +225,37 @@ async def test_resolve_declares_no_accesses_and_shows_the_command(shell: Any) ->
     assert execution.display.command == "ls -la"
     assert execution.display.description == "list"
     assert execution.approval_rule == "Bash(ls -la)"
+
+
+async def test_password_prompt_and_pager_return(shell: Any, workspace: Path) -> None:
+    rt: Runtime = await shell(timeout=60)
+    (workspace / "page.txt").write_text("paged text\n")
+    start = time.monotonic()
+    password = await rt.call(
+        "Bash", {"command": f"{sys.executable} -c 'import getpass; getpass.getpass()'"}
+    )
+    assert password.is_error  # no terminal, no input: the prompt fails instead of waiting
+    if shutil.which("less"):
+        pager = await rt.call("Bash", {"command": "less page.txt"})
+        assert pager.text == "paged text\n"
+    assert time.monotonic() - start < 30
+
+
+async def test_background_tasks_from_python(tmp_path: Path) -> None:
+    from deftly.config.shell import ShellConfig
+    from deftly.env import LocalEnv
+    from deftly.tools.shell import BackgroundTasks, TaskStatus
+
+    tasks = BackgroundTasks(LocalEnv(), ShellConfig(kill_grace=1), tmp_path / "logs")
+    try:
+        task = await tasks.start("echo from-python; exit 5", background=True, cwd=tmp_path)
+        assert await task.wait(20)
+        assert task.status is TaskStatus.FAILED and task.exit_code == 5
+        assert task.log.path.read_text() == "from-python\n"
+        [notice] = tasks.take_notices()
+        assert notice.task_id == task.id and "exit code 5" in notice.message
+        sleeper = await tasks.start("sleep 30", background=True, cwd=tmp_path)
+        await tasks.stop(sleeper)
+        assert sleeper.status is TaskStatus.KILLED
+    finally:
+        await tasks.close()

@@ -251,6 +251,7 @@ class BackgroundTasks:
         foreground one is timed by its caller and may move to the background later."""
         if self._closing:
             raise TaskError("The runtime is closing; no new commands can start.")
+        await self.launcher.sandbox.check()  # at once, unless `check()` ran at start-up
         if self.refusal is not None:
             raise TaskError(f"Commands are refused: {self.refusal}.")
         if background and len(self.running_background()) >= self.config.max_background_tasks:
