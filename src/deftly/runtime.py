@@ -54,6 +54,7 @@ from deftly.session import data_home, new_session_id, session_dir
 from deftly.skills import SkillService
 from deftly.tools import builtin_contributions
 from deftly.tools.collab.skill import SkillHost
+from deftly.tools.shell.tasks import BackgroundTasks
 
 log = logging.getLogger(__name__)
 
@@ -162,6 +163,7 @@ class Runtime:
         self._started = True
         self._provide_services()
         self._wire_skills()
+        await self._wire_shell()
         self._activate_tools()
 
     async def close(self) -> None:
@@ -254,6 +256,21 @@ class Runtime:
         ):
             self.services.provide(instance)
         self.services.provide(self.env, ExecEnv)
+
+    async def _wire_shell(self) -> None:
+        """Background tasks for Bash: one manager per runtime, its logs in the session
+        directory (readable by the file tools), every task stopped on close."""
+        tasks = BackgroundTasks(
+            self.env,
+            self.config.shell,
+            self.session_dir / "tasks",
+            workspace=self.workspace,
+            events=self.events,
+        )
+        self.diagnostics.extend(await tasks.check())
+        self.workspace.add_directory(tasks.log_dir)
+        self.services.provide(tasks)
+        self.on_close(tasks.close)
 
     def _activate_tools(self) -> None:
         contributions: list[ToolContribution] = []

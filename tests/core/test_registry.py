@@ -218,7 +218,7 @@ async def test_tools_from_config_load_and_runtime_injection(
     make_runtime: Any, workspace: Path
 ) -> None:
     rt: Runtime = await make_runtime(
-        config={"tools": {"load": ["tests.helpers:SleepTool", "bad:path"]}}
+        config={"tools": {"load": ["tests.helpers:SleepTool", "bad:path"]}}, builtins=False
     )
     builtin = {c.name for c in builtin_contributions()}
     assert [t.name for t in rt.tools() if t.name not in builtin] == ["Sleep"]

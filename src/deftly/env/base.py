@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import BinaryIO
 
@@ -77,9 +77,66 @@ class ExecEnv(ABC):
         env: Mapping[str, str] | None = None,
         merge_stderr: bool = True,
         new_session: bool = True,
+        stream_limit: int | None = None,
     ) -> asyncio.subprocess.Process:
         """Start a process with stdin closed, stdout piped (stderr merged into it unless
-        `merge_stderr` is false), in its own session so the whole group can be stopped."""
+        `merge_stderr` is false), in its own session so the whole group can be stopped.
+        `stream_limit` sizes the pipe buffer (bigger reads for processes that print a lot)."""
 
     @abstractmethod
     def which(self, program: str) -> str | None: ...
+
+    # -- process trees (commands that start more processes) ------------------------------
+    #
+    # Not abstract: an environment without them cannot run the shell tools, and says so.
+
+    def open_append(self, path: Path) -> BinaryIO:
+        """A file opened for appending, created (mode 0600) if missing: for streamed logs."""
+        raise NotImplementedError(f"the {self.name} environment cannot stream to files")
+
+    def session_processes(self, session_id: int) -> list[int]:
+        """The living processes of a session (or process group) started by `spawn`,
+        including those that moved to another process group inside it."""
+        raise NotImplementedError(f"the {self.name} environment cannot list processes")
+
+    async def wait_exit(self, process: asyncio.subprocess.Process) -> int:
+        """The exit status, as soon as the process exits, even while a process it left
+        behind still holds its output pipe (`Process.wait` waits for the pipes too)."""
+        raise NotImplementedError(f"the {self.name} environment cannot watch processes")
+
+    def group_alive(self, group_id: int) -> bool:
+        """Whether any process is left in a process group (a cheap check)."""
+        raise NotImplementedError(f"the {self.name} environment cannot check processes")
+
+    def process_mark(self) -> int:
+        """A point in time on the clock process start times use (0: not available)."""
+        raise NotImplementedError(f"the {self.name} environment cannot time processes")
+
+    def stray_processes(self, sessions: Mapping[int, int]) -> dict[int, list[int]]:
+        """For sessions whose first process has ended (session id -> `process_mark()` at
+        that moment): the processes still running in each, counted only when at least one
+        of them started before that mark (a later session with a reused id is not ours)."""
+        raise NotImplementedError(f"the {self.name} environment cannot list processes")
+
+    def signal_session(self, session_id: int, signal_number: int) -> int:
+        """Send a signal to every process of a session started by `spawn`: its process
+        group and any member that left the group. Returns how many were signalled."""
+        raise NotImplementedError(f"the {self.name} environment cannot signal processes")
+
+    def hand_off_output(
+        self,
+        process: asyncio.subprocess.Process,
+        log_path: Path,
+        limit: int | None,
+        flush: Callable[[bytes], None],
+    ) -> None:
+        """Stop reading a running process's output and let it go on into `log_path`
+        (at most `limit` more bytes, the rest discarded) without this process: the
+        output it already sent is given to `flush` first. Used to keep a command alive
+        beyond the runtime; its stdout must not break when the runtime goes away."""
+        raise NotImplementedError(f"the {self.name} environment cannot hand off output")
+
+    def release(self, process: asyncio.subprocess.Process) -> None:
+        """Close this side of a finished process's pipes, even if a stray process that
+        escaped its session still holds the other end."""
+        raise NotImplementedError(f"the {self.name} environment cannot release processes")

@@ -6,10 +6,11 @@ import asyncio
 import contextlib
 import os
 import shutil
+import sys
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from deftly.env.base import FS, PROCESS, ExecEnv
 
@@ -70,6 +71,7 @@ class LocalEnv(ExecEnv):
         env: Mapping[str, str] | None = None,
         merge_stderr: bool = True,
         new_session: bool = True,
+        stream_limit: int | None = None,
     ) -> asyncio.subprocess.Process:
         return await asyncio.create_subprocess_exec(
             *argv,
@@ -79,10 +81,220 @@ class LocalEnv(ExecEnv):
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT if merge_stderr else asyncio.subprocess.PIPE,
             start_new_session=new_session,
+            limit=stream_limit or _DEFAULT_STREAM_LIMIT,
         )
 
     def which(self, program: str) -> str | None:
         return shutil.which(program)
+
+    # -- process trees -------------------------------------------------------------------
+
+    def open_append(self, path: Path) -> BinaryIO:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        return os.fdopen(fd, "ab")
+
+    async def wait_exit(self, process: asyncio.subprocess.Process) -> int:
+        # `wait()` returns once the process exited *and* its pipes closed: the usual case,
+        # at once. When a process it left behind holds the pipe, the status that asyncio's
+        # child watcher records is polled instead (backing off to 50 ms).
+        waiter = asyncio.ensure_future(process.wait())
+        try:
+            delay = 0.002
+            while _returncode(process) is None and not waiter.done():
+                await asyncio.wait([waiter], timeout=delay)
+                delay = min(delay * 2, 0.05)
+        finally:
+            if not waiter.done():
+                waiter.cancel()
+        code = _returncode(process)
+        assert code is not None
+        return code
+
+    def group_alive(self, group_id: int) -> bool:
+        try:
+            os.killpg(group_id, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:  # someone else's group now: not ours to judge
+            return False
+        return True
+
+    def session_processes(self, session_id: int) -> list[int]:
+        """Members of the session or the group, found in /proc (where there is one).
+
+        A session id cannot be reused while any process still belongs to that session,
+        so every process found here descends from the process `spawn` started, except
+        one that started a session of its own (`setsid`), which leaves for good.
+        """
+        try:
+            names = os.listdir("/proc")
+        except OSError:
+            return [session_id] if self.group_alive(session_id) else []
+        found = []
+        for name in names:
+            if not name.isdigit():
+                continue
+            fields = _proc_stat(name)
+            if fields is None:
+                continue
+            state, group, session, _ = fields
+            if state in (b"Z", b"X"):
+                continue
+            if session_id in (session, group):
+                found.append(int(name))
+        return found
+
+    def process_mark(self) -> int:
+        try:
+            with open("/proc/uptime", "rb") as handle:
+                uptime = float(handle.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            return 0
+        return int(uptime * os.sysconf("SC_CLK_TCK"))
+
+    def stray_processes(self, sessions: Mapping[int, int]) -> dict[int, list[int]]:
+        if not sessions:
+            return {}
+        try:
+            names = os.listdir("/proc")
+        except OSError:
+            return {}
+        members: dict[int, list[tuple[int, int]]] = {}
+        for name in names:
+            if not name.isdigit():
+                continue
+            fields = _proc_stat(name)
+            if fields is None or fields[0] in (b"Z", b"X") or fields[2] not in sessions:
+                continue
+            members.setdefault(fields[2], []).append((int(name), fields[3]))
+        return {
+            session: [pid for pid, _ in found]
+            for session, found in members.items()
+            if any(started <= sessions[session] for _, started in found)
+        }
+
+    def signal_session(self, session_id: int, signal_number: int) -> int:
+        count = 0
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(session_id, signal_number)
+            count = 1
+        for pid in self.session_processes(session_id):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal_number)
+                count += 1
+        return count
+
+    def hand_off_output(
+        self,
+        process: asyncio.subprocess.Process,
+        log_path: Path,
+        limit: int | None,
+        flush: Callable[[bytes], None],
+    ) -> None:
+        # asyncio keeps the pipe inside the process's transport; this environment made it,
+        # so this is the one place that reaches in for it.
+        transport: Any = getattr(process, "_transport", None)
+        pipe: Any = transport.get_pipe_transport(1) if transport is not None else None
+        reader: Any = process.stdout
+        if pipe is None or reader is None:
+            raise RuntimeError("the process has no output pipe left to hand off")
+        pipe.pause_reading()
+        fd = os.dup(pipe.get_extra_info("pipe").fileno())
+        try:
+            os.set_blocking(fd, True)  # asyncio made it non-blocking; the copier must wait
+            buffered = getattr(reader, "_buffer", None)
+            if buffered:
+                data = bytes(buffered)
+                buffered.clear()
+                flush(data)
+            _spawn_relay(fd, log_path, limit)
+        finally:
+            os.close(fd)
+        pipe.close()
+        # Nothing is left for asyncio to close, and a handed-off process must not be killed
+        # when its transport is garbage-collected (what an unclosed transport does).
+        transport._closed = True
+
+    def release(self, process: asyncio.subprocess.Process) -> None:
+        transport: Any = getattr(process, "_transport", None)
+        if transport is not None and process.returncode is not None:
+            transport.close()
+
+
+_DEFAULT_STREAM_LIMIT = 2**16
+
+
+def _returncode(process: asyncio.subprocess.Process) -> int | None:
+    return process.returncode
+
+
+def _proc_stat(pid: str) -> tuple[bytes, int, int, int] | None:
+    """(state, process group, session, start time) of one process, from /proc/<pid>/stat."""
+    try:
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        data = os.read(fd, 1024)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    # The command name is in parentheses and may itself hold spaces or parentheses.
+    rest = data[data.rfind(b")") + 2 :].split(None, 20)
+    try:
+        return rest[0], int(rest[2]), int(rest[3]), int(rest[19])
+    except (IndexError, ValueError):
+        return None
+
+
+_RELAY = """
+import os, sys
+if os.fork():
+    os._exit(0)
+out = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+room = int(sys.argv[2])
+while True:
+    try:
+        data = os.read(0, 65536)
+    except OSError:
+        break
+    if not data:
+        break
+    if room != 0:
+        chunk = data if room < 0 else data[:room]
+        room = room if room < 0 else room - len(chunk)
+        os.write(out, chunk)
+"""
+
+
+def _spawn_relay(fd: int, log_path: Path, limit: int | None) -> None:
+    """Copy what arrives on `fd` to the end of `log_path` (at most `limit` bytes, the rest
+    read and dropped) from a small process of its own.
+
+    The copier forks and its parent exits at once, so the copier belongs to init, not to
+    us: it outlives this process and never becomes our zombie. It writes every chunk as it
+    arrives (no buffering), so the log is always current.
+    """
+    room = -1 if limit is None else max(limit, 0)
+    argv = [sys.executable, "-I", "-S", "-c", _RELAY, os.fspath(log_path), str(room)]
+    devnull = os.open(os.devnull, os.O_RDWR)
+    try:
+        pid = os.posix_spawn(
+            sys.executable,
+            argv,
+            dict(os.environ),
+            file_actions=[
+                (os.POSIX_SPAWN_DUP2, fd, 0),
+                (os.POSIX_SPAWN_DUP2, devnull, 1),
+                (os.POSIX_SPAWN_DUP2, devnull, 2),
+            ],
+            setsid=True,
+        )
+    finally:
+        os.close(devnull)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
 
 
 def _fsync_directory(directory: Path) -> None:

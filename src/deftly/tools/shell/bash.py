@@ -1,0 +1,345 @@
+"""Bash: run a shell command in the workspace, in the foreground or as a background task."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from deftly.config.output import OutputConfig
+from deftly.config.shell import ShellConfig
+from deftly.contract.describe import describe
+from deftly.contract.display import CommandDisplay
+from deftly.contract.result import ToolResult
+from deftly.contract.tool import Tool, ToolContext, ToolExecution, ToolTraits, ToolUpdate
+from deftly.execution.result_builder import ResultBuilder
+from deftly.policy.paths import Workspace
+from deftly.policy.rules import literal_rule
+from deftly.registry.registry import ToolRegistry
+from deftly.tools.shell.format import format_duration, format_size, record
+from deftly.tools.shell.rules import command_rule_matcher
+from deftly.tools.shell.tasks import BackgroundTasks, ShellTask, TaskError, TaskStatus, signal_name
+
+LINE_CHARS = 2_000
+FOOTER_CHARS = 1_500
+TASK_TOOLS = ("TaskOutput", "TaskStop")
+_EXIT_HINTS = {
+    126: " (126 usually means a file was found but is not executable)",
+    127: " (127 usually means the command was not found)",
+}
+
+
+class BashParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    command: str = Field(
+        min_length=1,
+        description="The command line to run, e.g. `pytest -q tests/unit`. It runs in the "
+        "workspace directory with no input (stdin is closed).",
+    )
+    timeout: int | None = Field(
+        None,
+        ge=1,
+        description="Seconds to allow. The defaults and maximums (different for foreground "
+        "and background commands) are in the tool description.",
+    )
+    run_in_background: bool = Field(
+        False,
+        description="Start the command as a background task and return its task id at once. "
+        "For servers, watchers and long builds; you are notified when it ends.",
+    )
+    description: str | None = Field(
+        None,
+        max_length=200,
+        description="A few words on what the command does (shown to the user, and the name "
+        "of a background task).",
+    )
+
+
+def _short(command: str, width: int = 50) -> str:
+    line = " ".join(command.split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+class BashTool(Tool[BashParams]):
+    name = "Bash"
+    description = describe("bash.md")
+    params = BashParams
+    traits = ToolTraits(destructive=True, open_world=True)
+
+    def __init__(
+        self,
+        tasks: BackgroundTasks,
+        config: ShellConfig,
+        output: OutputConfig,
+        workspace: Workspace,
+        registry: ToolRegistry,
+    ) -> None:
+        self.tasks = tasks
+        self.config = config
+        self.output = output
+        self.workspace = workspace
+        self.registry = registry
+
+    # -- description ---------------------------------------------------------------------
+
+    def background_enabled(self) -> bool:
+        """Background tasks need the tools to follow them (TaskOutput, TaskStop)."""
+        return all(name in self.registry for name in TASK_TOOLS)
+
+    def description_vars(self) -> Mapping[str, object]:
+        cfg = self.config
+        if self.background_enabled():
+            background = (
+                "Set `run_in_background: true` for servers, watchers and long builds: the "
+                "call returns a task id at once (default timeout "
+                f"{cfg.background_timeout} s, at most {cfg.max_background_timeout} s) and you "
+                "are notified when the task ends, so do not poll it. WaitFor waits for tasks, "
+                "TaskOutput shows a task's newest output, TaskStop stops one, TaskList lists "
+                "them."
+            )
+            on_timeout = (
+                "A foreground command still running at its timeout is moved to the "
+                "background and keeps running; the result gives its task id."
+                if cfg.on_timeout == "background"
+                else "A foreground command still running at its timeout is killed."
+            )
+        else:
+            background = (
+                "Background execution is not available here: do not set `run_in_background`."
+            )
+            on_timeout = "A foreground command still running at its timeout is killed."
+        sandbox = (
+            "\n- Commands run in a sandbox: the filesystem is read-only except the workspace "
+            "and temp directories" + ("" if cfg.network else ", and there is no network") + "."
+            if cfg.sandbox == "bwrap"
+            else ""
+        )
+        return {
+            "SHELL_NAME": self.tasks.launcher.shell_name,
+            "TIMEOUT": cfg.timeout,
+            "MAX_TIMEOUT": cfg.max_timeout,
+            "ON_TIMEOUT": on_timeout,
+            "BACKGROUND": background,
+            "OUTPUT_LIMIT": format_size(cfg.output_limit_bytes)
+            if cfg.output_limit_bytes
+            else "no limit",
+            "MAX_CHARS": f"{self.output.max_chars:,}",
+            "SANDBOX": sandbox,
+        }
+
+    # -- resolve -------------------------------------------------------------------------
+
+    def resolve(self, args: BashParams) -> ToolExecution | ToolResult:
+        command = args.command
+        if not command.strip():
+            return ToolResult.error(
+                "The command is empty: pass the shell command to run in `command`."
+            )
+        if "\x00" in command:
+            return ToolResult.error(
+                "The command contains a NUL character, which no shell can run. Remove it "
+                "and call Bash again."
+            )
+        if self.tasks.refusal is not None:
+            return ToolResult.error(
+                f"Bash cannot run commands here: {self.tasks.refusal}. Commands are refused "
+                "rather than run without the sandbox. Tell the user; they can install "
+                'bubblewrap or set [shell] sandbox = "none".'
+            )
+        background = args.run_in_background
+        if background and not self.background_enabled():
+            return ToolResult.error(
+                "Background execution is not available here (the TaskOutput and TaskStop tools "
+                "are not enabled). Run the command without run_in_background."
+            )
+        cfg = self.config
+        limit = cfg.max_background_timeout if background else cfg.max_timeout
+        if args.timeout is not None and args.timeout > limit:
+            kind = "background" if background else "foreground"
+            hint = (
+                " Use run_in_background for longer commands (up to "
+                f"{cfg.max_background_timeout} s)."
+                if not background and self.background_enabled()
+                else " Use a smaller timeout."
+            )
+            return ToolResult.error(
+                f"timeout {args.timeout} is out of range: a {kind} command may run at most "
+                f"{limit} seconds.{hint}"
+            )
+        timeout = args.timeout or (cfg.background_timeout if background else cfg.timeout)
+        cwd = self.workspace.cwd or self.workspace.root
+        description = (args.description or "").strip() or None
+        verb = "Starting in the background" if background else "Running"
+
+        async def run(ctx: ToolContext) -> ToolResult:
+            if background:
+                return await self._background(command, timeout, description)
+            return await self._foreground(ctx, command, timeout, description)
+
+        return ToolExecution(
+            execute=run,
+            approval_rule=literal_rule(self.name, command),
+            matches_rule=command_rule_matcher(command),
+            accesses=None,
+            display=CommandDisplay(command=command, cwd=str(cwd), description=description),
+            description=f"{verb}: {_short(command)}",
+        )
+
+    # -- execute -------------------------------------------------------------------------
+
+    async def _background(self, command: str, limit: int, description: str | None) -> ToolResult:
+        try:
+            task = await self.tasks.start(
+                command, background=True, time_limit=limit, description=description
+            )
+        except TaskError as exc:
+            return ToolResult.error(str(exc))
+        text = record(
+            [
+                ("task_id", task.id),
+                ("status", "running"),
+                ("description", description),
+                ("log_path", task.log.path if task.log.persisted else None),
+                ("timeout", f"stopped if still running after {format_duration(limit)}"),
+                (
+                    "next_step",
+                    "carry on with other work: you are notified automatically when it ends, "
+                    "so do not poll. WaitFor waits for it, TaskOutput shows its newest "
+                    "output, TaskStop stops it.",
+                ),
+            ]
+        )
+        return ToolResult.ok(f"Started background task {task.id}.\n{text}")
+
+    def _head_budget(self) -> int:
+        budget = self.output.max_chars - self.output.tail_chars - FOOTER_CHARS
+        return max(budget, 500)
+
+    async def _foreground(
+        self, ctx: ToolContext, command: str, limit: int, description: str | None
+    ) -> ToolResult:
+        builder = ResultBuilder(self._head_budget(), LINE_CHARS)
+        started: list[ShellTask] = []
+
+        def sink(text: str) -> None:
+            if not builder.full:
+                builder.write(text)
+                if builder.truncated and started and not started[0].log.persisted:
+                    started[0].log.persist()  # the model's copy is cut: keep the whole
+            ctx.report(ToolUpdate("stdout", text=text))
+
+        try:
+            task = await self.tasks.start(command, description=description, sink=sink)
+        except TaskError as exc:
+            return ToolResult.error(str(exc))
+        started.append(task)
+        interrupted = "interrupted: the call was cancelled"
+        try:
+            await self.tasks.wait_any([task], limit, ctx.cancel)
+            if task.running and ctx.cancelled:
+                await self.tasks.stop(task, TaskStatus.KILLED, interrupted)
+            elif task.running:
+                if self.config.on_timeout == "background" and self.background_enabled():
+                    self.tasks.move_to_background(task, self.config.background_timeout)
+                    return self._moved(task, builder, limit)
+                reason = f"killed at its timeout of {format_duration(limit)}"
+                await self.tasks.stop(task, TaskStatus.TIMED_OUT, reason)
+        except asyncio.CancelledError:
+            if task.running and not task.background:
+                self.tasks.stop_soon(task, TaskStatus.KILLED, interrupted)
+            raise
+        return self._finished(task, builder)
+
+    def _moved(self, task: ShellTask, builder: ResultBuilder, limit: int) -> ToolResult:
+        lines = [
+            f"The command was still running after {format_duration(limit)}, so it was moved "
+            f"to the background as task {task.id}; it keeps running.",
+            record(
+                [
+                    ("task_id", task.id),
+                    ("status", "running"),
+                    ("log_path", task.log.path if task.log.persisted else None),
+                    (
+                        "timeout",
+                        "stopped if still running after another "
+                        f"{format_duration(self.config.background_timeout)}",
+                    ),
+                    (
+                        "next_step",
+                        "carry on with other work: you are notified automatically when it "
+                        "ends. WaitFor waits for it, TaskOutput shows its newest output, "
+                        "TaskStop stops it.",
+                    ),
+                ]
+            ),
+        ]
+        if builder.text:
+            lines += ["", "output so far:", builder.text]
+        return ToolResult.ok("\n".join(lines), truncated=builder.truncated)
+
+    def _finished(self, task: ShellTask, builder: ResultBuilder) -> ToolResult:
+        match task.status:
+            case TaskStatus.COMPLETED:
+                result = builder.ok(
+                    "The command finished (exit code 0)."
+                    if builder.text
+                    else "The command finished with no output (exit code 0)."
+                )
+            case TaskStatus.FAILED if task.reason:
+                result = builder.error(
+                    f"The command was stopped: {task.reason}. Send large output to a file "
+                    "(`command > out.log 2>&1`) and read it in parts with Read or Grep."
+                )
+            case TaskStatus.FAILED if task.signal is not None:
+                result = builder.error(
+                    f"The command was killed by {signal_name(task.signal)} (signal {task.signal})."
+                )
+            case TaskStatus.FAILED:
+                code = task.exit_code if task.exit_code is not None else -1
+                result = builder.error(
+                    f"The command failed with exit code {code}{_EXIT_HINTS.get(code, '')}."
+                )
+            case TaskStatus.TIMED_OUT:
+                result = builder.error(
+                    f"The command was {task.reason or 'killed at its timeout'}. Give it a "
+                    "longer timeout, or run it with run_in_background."
+                )
+            case _:
+                result = builder.error(f"The command was stopped ({task.reason or 'killed'}).")
+        text = result.text
+        notes: list[str] = []
+        if task.leftovers:
+            notes.append(
+                f"note: the command exited leaving {task.leftovers} process(es) running in the "
+                "background; they were stopped. Start servers and watchers with "
+                "run_in_background instead."
+            )
+        if builder.truncated:
+            notes.append(self._footer(task))
+        if notes:
+            text = text.rstrip("\n") + "\n\n" + "\n\n".join(notes)
+        return result.with_(output=text, truncated=builder.truncated or result.truncated)
+
+    def _footer(self, task: ShellTask) -> str:
+        out = task.log
+        lines = [
+            f"[the output was cut: the command printed {format_size(out.total)} "
+            f"({out.total:,} bytes); the start is above, the end below]"
+        ]
+        if out.persisted:
+            lines.append(f"log_path: {out.path}")
+            if not out.complete:
+                lines.append(f"log_holds: the first {format_size(out.kept)} (the log limit)")
+            lines.append(
+                "next_step: page through log_path with Read (line_offset, n_lines) or search "
+                "it with Grep."
+            )
+        elif out.error:
+            lines.append(f"The full output could not be kept: {out.error}.")
+        tail = out.tail_text()
+        tail = tail[-self.output.tail_chars :] if self.output.tail_chars else ""
+        if tail:
+            lines += [f"--- last {len(tail):,} characters ---", tail]
+        return "\n".join(lines)

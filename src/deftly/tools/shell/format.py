@@ -1,0 +1,42 @@
+"""Small text helpers shared by the shell tools: durations, sizes, task records."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+
+def format_duration(seconds: float) -> str:
+    """`850ms`, `12s`, `3m 05s`, `1h 02m`."""
+    if seconds < 1:
+        return f"{round(seconds * 1000)}ms"
+    if seconds < 60:
+        whole = seconds >= 10 or float(seconds).is_integer()
+        return f"{seconds:.0f}s" if whole else f"{seconds:.1f}s"
+    minutes, secs = divmod(round(seconds), 60)
+    if minutes < 60:
+        return f"{minutes}m {secs:02d}s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h {minutes:02d}m"
+
+
+def format_size(size: int) -> str:
+    """`512 bytes`, `1.5 KiB`, `16 MiB`."""
+    if size < 1024:
+        return f"{size} byte" + ("" if size == 1 else "s")
+    value = float(size)
+    for unit in ("KiB", "MiB", "GiB", "TiB"):
+        value /= 1024
+        if value < 1024 or unit == "TiB":
+            text = f"{value:.1f}".removesuffix(".0")
+            return f"{text} {unit}"
+    raise AssertionError("unreachable")
+
+
+def local_time(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp).astimezone().isoformat(timespec="seconds")
+
+
+def record(fields: Iterable[tuple[str, object]]) -> str:
+    """`key: value` lines, skipping empty values."""
+    return "\n".join(f"{key}: {value}" for key, value in fields if value not in (None, ""))

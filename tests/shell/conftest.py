@@ -1,0 +1,75 @@
+"""Fixtures for the shell tests: runtimes with Bash, unique process markers, /proc scans."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from deftly import Runtime
+from deftly.tools.shell import BackgroundTasks
+
+
+@pytest.fixture
+async def shell(make_runtime: Callable[..., Any]) -> Callable[..., Any]:
+    """`await shell(**shell_config)`: a started runtime with the shell tools."""
+
+    async def make(**shell_config: Any) -> Runtime:
+        config = {"shell": {"kill_grace": 2.0, **shell_config}}
+        runtime: Runtime = await make_runtime(config=config, approve_asks=True)
+        return runtime
+
+    return make
+
+
+def tasks_of(runtime: Runtime) -> BackgroundTasks:
+    return runtime.services.get(BackgroundTasks)
+
+
+def new_marker() -> str:
+    return f"deftlytest{uuid.uuid4().hex[:12]}"
+
+
+def processes_with(marker: str) -> list[int]:
+    """Living processes whose command line contains `marker` (zombies do not count)."""
+    found = []
+    needle = marker.encode()
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            cmdline = Path(f"/proc/{name}/cmdline").read_bytes()
+            stat = Path(f"/proc/{name}/stat").read_bytes()
+        except OSError:
+            continue
+        state = stat[stat.rfind(b")") + 2 :].split()[0]
+        if needle in cmdline and state not in (b"Z", b"X"):
+            found.append(int(name))
+    return found
+
+
+def marked_sleep(marker: str, seconds: int = 30) -> str:
+    """A shell command that sleeps with `marker` in its command line (argv[0])."""
+    return f"exec -a {marker} sleep {seconds}"
+
+
+async def eventually(predicate: Callable[[], bool], seconds: float = 15.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        await asyncio.sleep(0.05)
+    return predicate()
+
+
+def task_id_in(text: str) -> str:
+    for line in text.splitlines():
+        if line.startswith("task_id: "):
+            return line.removeprefix("task_id: ").strip()
+    raise AssertionError(f"no task_id in:\n{text}")

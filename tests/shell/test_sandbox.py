@@ -1,0 +1,139 @@
+"""The optional bubblewrap sandbox: refused when missing, confining when present."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from deftly import Runtime
+from tests.shell.conftest import marked_sleep, new_marker, processes_with, task_id_in
+
+
+def _bwrap_works() -> str | None:
+    """None when bubblewrap can make a sandbox here, else why not."""
+    program = shutil.which("bwrap")
+    if program is None:
+        return "bubblewrap (bwrap) is not installed; the sandboxed path cannot be tested here"
+    probe = subprocess.run(
+        [
+            program,
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--unshare-all",
+            "--",
+            "true",
+        ],
+        capture_output=True,
+        check=False,
+        timeout=30,
+    )
+    if probe.returncode != 0:
+        return f"bubblewrap cannot create a sandbox here: {probe.stderr.decode().strip()}"
+    return None
+
+
+BWRAP_PROBLEM = _bwrap_works()
+needs_bwrap = pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=BWRAP_PROBLEM or "")
+
+
+async def test_missing_bubblewrap_is_a_diagnostic_and_bash_refuses(
+    make_runtime: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    empty = tmp_path / "empty-path"
+    empty.mkdir()
+    bash = shutil.which("bash")
+    assert bash is not None
+    monkeypatch.setenv("PATH", str(empty))  # no bwrap to be found
+    rt: Runtime = await make_runtime(
+        config={"shell": {"sandbox": "bwrap", "shell": bash}}, approve_asks=True
+    )
+    [diagnostic] = [d for d in rt.diagnostics if d.source == "[shell] sandbox"]
+    assert diagnostic.level == "error"
+    assert "bubblewrap is not installed" in diagnostic.message
+    assert "refuse" in diagnostic.message
+    marker = tmp_path / "ran"
+    result = await rt.call("Bash", {"command": f"touch {marker}"})
+    assert result.is_error
+    assert "cannot run commands" in result.text and "sandbox" in result.text
+    assert not marker.exists()
+    background = await rt.call("Bash", {"command": f"touch {marker}", "run_in_background": True})
+    assert background.is_error and not marker.exists()
+
+
+async def test_broken_bubblewrap_is_refused_too(
+    make_runtime: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "bwrap").write_text(
+        "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n"
+    )
+    (fake / "bwrap").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}:/usr/bin:/bin")
+    rt: Runtime = await make_runtime(config={"shell": {"sandbox": "bwrap"}}, approve_asks=True)
+    [diagnostic] = [d for d in rt.diagnostics if d.source == "[shell] sandbox"]
+    assert "cannot create a sandbox" in diagnostic.message
+    assert "No permissions" in diagnostic.message
+    result = await rt.call("Bash", {"command": "echo hi"})
+    assert result.is_error and "cannot run commands" in result.text
+
+
+async def test_no_sandbox_by_default_means_no_probe(make_runtime: Any) -> None:
+    rt: Runtime = await make_runtime(approve_asks=True)
+    assert not [d for d in rt.diagnostics if d.source == "[shell] sandbox"]
+
+
+@needs_bwrap
+async def test_sandbox_writes_only_workspace_and_temp(make_runtime: Any, workspace: Path) -> None:
+    outside = Path(__file__).resolve().parent  # not the workspace, not a temp directory
+    probe = outside / f"sandbox-probe-{new_marker()}"
+    rt: Runtime = await make_runtime(config={"shell": {"sandbox": "bwrap"}}, approve_asks=True)
+    assert not rt.diagnostics
+    inside = await rt.call("Bash", {"command": "echo ok > inside.txt && cat inside.txt"})
+    assert inside.text == "ok\n" and (workspace / "inside.txt").read_text() == "ok\n"
+    try:
+        blocked = await rt.call("Bash", {"command": f"echo bad > {probe}"})
+        assert blocked.is_error and "Read-only file system" in blocked.text
+        assert not probe.exists()
+    finally:
+        probe.unlink(missing_ok=True)
+    temp = await rt.call("Bash", {"command": "mktemp && echo temp-ok"})
+    assert temp.text.endswith("temp-ok\n")
+    description = rt.registry.get("Bash").tool.description  # type: ignore[union-attr]
+    assert "sandbox" in description
+
+
+@needs_bwrap
+async def test_sandbox_without_network(make_runtime: Any) -> None:
+    rt: Runtime = await make_runtime(
+        config={"shell": {"sandbox": "bwrap", "network": False}}, approve_asks=True
+    )
+    result = await rt.call("Bash", {"command": "cat /proc/net/dev"})
+    interfaces = [line.split(":")[0].strip() for line in result.text.splitlines()[2:]]
+    assert interfaces == ["lo"]
+
+
+@needs_bwrap
+async def test_sandboxed_tasks_are_stopped_whole(make_runtime: Any) -> None:
+    rt: Runtime = await make_runtime(config={"shell": {"sandbox": "bwrap"}}, approve_asks=True)
+    marker = new_marker()
+    started = await rt.call(
+        "Bash",
+        {
+            "command": f"({marked_sleep(marker)} &); {marked_sleep(marker)}",
+            "run_in_background": True,
+        },
+    )
+    task_id = task_id_in(started.text)
+    stopped = await rt.call("TaskStop", {"task_id": task_id})
+    assert "status: killed" in stopped.text
+    assert not processes_with(marker)
