@@ -32,6 +32,7 @@ from deftly.execution.events import EventBus, EventListener
 from deftly.execution.executor import Executor
 from deftly.execution.hooks import AfterHook, BeforeHook, HookChain
 from deftly.execution.spill import OutputBudget, Spiller
+from deftly.mcp.manager import McpManager
 from deftly.policy.approval import Approver
 from deftly.policy.paths import Workspace
 from deftly.policy.tool_policy import ToolPolicy, find_inactive_patterns
@@ -46,6 +47,7 @@ from deftly.registry.registry import Disclosure, RegisteredTool, Source, ToolReg
 from deftly.registry.services import Services
 from deftly.session import data_home, new_session_id, session_dir
 from deftly.tools import builtin_contributions
+from deftly.tools.meta.disclosure import DeferredTools, ModelTools
 
 log = logging.getLogger(__name__)
 
@@ -153,6 +155,7 @@ class Runtime:
             return
         self._started = True
         self._provide_services()
+        await self._wire_mcp()
         self._activate_tools()
 
     async def close(self) -> None:
@@ -221,6 +224,45 @@ class Runtime:
         )
         activation.activate(contributions)
         self._check_patterns()
+
+    async def _wire_mcp(self) -> None:
+        """Mount the configured MCP servers (closed with the runtime) and set up deferred
+        disclosure: `select_tools`, its executor guard, and `model_tools()`."""
+        mcp = self.config.mcp
+        self.disclosure = DeferredTools(
+            self.registry,
+            self._is_switched_on,
+            enabled=mcp.select_tools,
+            defer_mcp=mcp.defer_mcp_tools,
+        )
+        self.services.provide(self.disclosure)
+        self.executor.guards.append(self.disclosure.guard)
+        self.executor.missing.append(self.disclosure.describe_missing)
+        self.mcp = McpManager(
+            self.workspace_path,
+            mcp,
+            self.registry,
+            events=self.events,
+            diagnostics=self.diagnostics,
+            max_text=self.config.output.max_chars,
+            disclosure="deferred" if mcp.select_tools and mcp.defer_mcp_tools else "inline",
+        )
+        self.services.provide(self.mcp)
+        self.on_close(self.mcp.close)
+        await self.mcp.start()
+
+    def add_mcp_config(self, path: str | Path) -> None:
+        """Mount the servers of one more mcp.json file too (call before `start()`)."""
+        mcp = self.config.mcp
+        files = [*mcp.config_files, str(Path(path).expanduser().resolve())]
+        self.config = self.config.model_copy(
+            update={"mcp": mcp.model_copy(update={"config_files": files})}
+        )
+
+    def model_tools(self) -> ModelTools[ToolInfo]:
+        """The tools an agent loop should send with its next model request, plus the
+        deferred-tool announcement to add to the conversation (None when nothing changed)."""
+        return self.disclosure.shape(self.tools(), lambda info: info.name)
 
     def _as_contribution(self, extra: ExtraTool, origin: str) -> ToolContribution:
         if isinstance(extra, ToolContribution):
