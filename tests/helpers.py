@@ -133,3 +133,82 @@ class BrokenTool(Tool[BrokenParams]):
             return ToolResult.ok("fine")
 
         return ToolExecution(accesses=Accesses.none(), approval_rule=self.name, execute=run)
+
+
+class TickParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    count: int = Field(5, ge=1, le=10_000, description="How many lines to print.")
+    interval: float = Field(0.05, ge=0, le=10, description="Seconds between lines.")
+    marker: str | None = Field(None, description="File to write 'finished' or 'cancelled' to.")
+
+
+class TickTool(Tool[TickParams]):
+    """Prints numbered lines over time, like a long shell command streaming its output.
+
+    It stops as soon as the call is cancelled, and (when given a marker file) records
+    whether it finished or was cancelled, so tests can see what really happened."""
+
+    name = "Tick"
+    description = "Print numbered lines over time, reporting each as progress."
+    params = TickParams
+    traits = ToolTraits(read_only=True)
+
+    def resolve(self, args: TickParams) -> ToolExecution:
+        return ToolExecution(
+            accesses=Accesses.none(),
+            approval_rule=self.name,
+            description=f"Ticking {args.count} times",
+            execute=lambda ctx: self._run(ctx, args),
+        )
+
+    @staticmethod
+    def _mark(args: TickParams, text: str) -> None:
+        if args.marker:
+            with open(args.marker, "w", encoding="utf-8") as handle:
+                handle.write(text)
+
+    async def _run(self, ctx: ToolContext, args: TickParams) -> ToolResult:
+        lines = []
+        try:
+            for i in range(1, args.count + 1):
+                if ctx.cancelled:
+                    self._mark(args, "cancelled")
+                    return ToolResult.error(f"stopped after {i - 1} lines")
+                lines.append(f"tick {i}")
+                ctx.report(ToolUpdate("stdout", text=f"tick {i}"))
+                await asyncio.sleep(args.interval)
+        except asyncio.CancelledError:
+            self._mark(args, "cancelled")
+            raise
+        self._mark(args, "finished")
+        return ToolResult.ok("\n".join(lines))
+
+
+class PictureParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    caption: str = Field("a pixel", description="Text to put before the image.")
+
+
+PNG_1PX = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNg"
+    "+M/A8B8ABQACAeCj8aQAAAAASUVORK5CYII="
+)
+
+
+class PictureTool(Tool[PictureParams]):
+    """Returns text and an image (to check that images travel as image content)."""
+
+    name = "Picture"
+    description = "Return a one-pixel PNG with a caption."
+    params = PictureParams
+    traits = ToolTraits(read_only=True, idempotent=True)
+
+    def resolve(self, args: PictureParams) -> ToolExecution:
+        from deftly import ImagePart, TextPart
+
+        output = [TextPart(args.caption), ImagePart(PNG_1PX, "image/png")]
+        return ToolExecution(
+            accesses=Accesses.none(),
+            approval_rule=self.name,
+            execute=lambda ctx: ToolResult.ok(output),
+        )

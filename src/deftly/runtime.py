@@ -248,6 +248,7 @@ class Runtime:
             disclosure="deferred" if mcp.select_tools and mcp.defer_mcp_tools else "inline",
         )
         self.services.provide(self.mcp)
+        self.executor.missing.append(self.mcp.describe_missing)
         self.on_close(self.mcp.close)
         await self.mcp.start()
 

@@ -19,7 +19,7 @@ from deftly.config.mcp import McpConfig
 from deftly.contract.diagnostics import Diagnostic
 from deftly.execution.events import EventBus, RuntimeNotice
 from deftly.mcp.connection import McpConnection, State
-from deftly.mcp.naming import qualify
+from deftly.mcp.naming import MCP_PREFIX, SEPARATOR, qualify, sanitize_part
 from deftly.mcp.specs import InvalidServer, ServerSpec, load_specs
 from deftly.mcp.tool import McpTool
 from deftly.registry.registry import Disclosure, ToolRegistry
@@ -226,6 +226,25 @@ class McpManager:
         source = f'MCP server "{server}"'
         self.diagnostics.append(Diagnostic(level, source, text))
         self.events.emit(RuntimeNotice(kind, f"{source}: {text}", {"server": server}))
+
+    def describe_missing(self, name: str) -> str | None:
+        """Why a tool of a server that is not running does not exist (executor hook)."""
+        for mounted in self._servers.values():
+            connection = mounted.connection
+            if not name.startswith(f"{MCP_PREFIX}{sanitize_part(connection.name)}{SEPARATOR}"):
+                continue
+            if connection.state == "disabled":
+                return (
+                    f'There is no tool "{name}": the MCP server "{connection.name}" is disabled '
+                    "in its configuration."
+                )
+            if connection.state in ("failed", "pending"):
+                reason = (connection.last_error or "it is not running").splitlines()[0]
+                return (
+                    f'There is no tool "{name}" right now: the MCP server "{connection.name}" is '
+                    f"not running ({reason}). Tell the user; `deftly mcp list` shows the details."
+                )
+        return None
 
     # -- status --------------------------------------------------------------------------
 
