@@ -79,14 +79,16 @@ async def serve(
         )
         banner = f"deftly serve: {len(server.tool_definitions())} tools for {rt.workspace_path}"
         if transport is Transport.stdio:
-            err.print(f"{banner} on stdio", highlight=False)
+            err.print(f"{banner} on stdio", highlight=False, soft_wrap=True)
             await serve_stdio(server)
         else:
             await serve_http(
                 server,
                 host,
                 port,
-                on_ready=lambda url: err.print(f"{banner} at {url}", highlight=False),
+                on_ready=lambda url: err.print(
+                    f"{banner} at {url}", highlight=False, soft_wrap=True
+                ),
             )
 
 

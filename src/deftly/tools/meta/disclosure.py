@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from deftly.execution.calls import ToolCall
-from deftly.registry.registry import RegisteredTool, Source, ToolRegistry
+from deftly.registry.registry import RegisteredTool, Source, ToolRegistry, tool_sort_key
 
 T = TypeVar("T")
 
@@ -127,8 +127,8 @@ class DeferredTools:
         if not self.enabled:
             return None
         current = set(self.loadable())
-        added = sorted(current - self._announced)
-        removed = sorted(self._announced - current)
+        added = sorted(current - self._announced, key=tool_sort_key)
+        removed = sorted(self._announced - current, key=tool_sort_key)
         self._announced = current
         if not added and not removed:
             return None
