@@ -229,15 +229,18 @@ class Runtime:
         """Mount the configured MCP servers (closed with the runtime) and set up deferred
         disclosure: `select_tools`, its executor guard, and `model_tools()`."""
         mcp = self.config.mcp
-        self.disclosure = DeferredTools(
-            self.registry,
-            self._is_switched_on,
-            enabled=mcp.select_tools,
-            defer_mcp=mcp.defer_mcp_tools,
-        )
+        if not hasattr(self, "disclosure"):  # kept across close() and start() again
+            self.disclosure = DeferredTools(
+                self.registry,
+                self._is_switched_on,
+                enabled=mcp.select_tools,
+                defer_mcp=mcp.defer_mcp_tools,
+            )
+            self.executor.guards.append(self.disclosure.guard)
+            self.executor.missing.append(self.disclosure.describe_missing)
+            # late binding: start() after close() builds a new manager
+            self.executor.missing.append(lambda name: self.mcp.describe_missing(name))  # noqa: PLW0108
         self.services.provide(self.disclosure)
-        self.executor.guards.append(self.disclosure.guard)
-        self.executor.missing.append(self.disclosure.describe_missing)
         self.mcp = McpManager(
             self.workspace_path,
             mcp,
@@ -248,7 +251,6 @@ class Runtime:
             disclosure="deferred" if mcp.select_tools and mcp.defer_mcp_tools else "inline",
         )
         self.services.provide(self.mcp)
-        self.executor.missing.append(self.mcp.describe_missing)
         self.on_close(self.mcp.close)
         await self.mcp.start()
 

@@ -174,8 +174,9 @@ async def test_progress_and_cancellation(
         assert text_of(after) == "still serving"
 
 
-def test_closing_stdin_stops_serve_and_what_it_started(
-    serve_workspace: Path, tmp_path: Path
+@pytest.mark.parametrize("stop", ["close stdin", "SIGTERM"])
+def test_serve_stops_cleanly_with_what_it_started(
+    serve_workspace: Path, tmp_path: Path, stop: str
 ) -> None:
     pid_file = tmp_path / "fake.pid"
     servers = tmp_path / "servers.json"
@@ -193,7 +194,10 @@ def test_closing_stdin_stops_serve_and_what_it_started(
         assert alive(fake_pid)
         time.sleep(0.5)
         assert proc.stdin is not None
-        proc.stdin.close()
+        if stop == "close stdin":
+            proc.stdin.close()
+        else:
+            proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=60) == 0
         assert wait_until(lambda: not alive(fake_pid))
         assert proc.stderr is not None
@@ -202,6 +206,7 @@ def test_closing_stdin_stops_serve_and_what_it_started(
     finally:
         if proc.poll() is None:
             proc.kill()
+            proc.wait(timeout=10)
 
 
 async def test_serve_also_serves_mounted_mcp_tools(serve_workspace: Path, tmp_path: Path) -> None:

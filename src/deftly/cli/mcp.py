@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable
 from enum import StrEnum
@@ -65,6 +66,7 @@ async def serve(
     """What `deftly serve` does; `setup` may adjust the runtime before serving (tests)."""
     approver = ElicitationApprover(workspace=workspace)
     runtime = build_runtime(workspace, mode, False, mcp_config=mcp_config, approver=approver)
+    finished = True
     async with runtime as rt:
         rt.disclosure.enabled = False  # MCP clients do their own tool disclosure
         approver.timeout = rt.config.mcp.approval_timeout
@@ -78,18 +80,21 @@ async def serve(
             answer_timeout=rt.config.mcp.approval_timeout,
         )
         banner = f"deftly serve: {len(server.tool_definitions())} tools for {rt.workspace_path}"
+
+        def announce(where: str) -> None:
+            err.print(f"{banner} {where}", highlight=False, soft_wrap=True)
+
         if transport is Transport.stdio:
-            err.print(f"{banner} on stdio", highlight=False, soft_wrap=True)
-            await serve_stdio(server)
+            announce("on stdio")
+            finished = await serve_stdio(server)
         else:
-            await serve_http(
-                server,
-                host,
-                port,
-                on_ready=lambda url: err.print(
-                    f"{banner} at {url}", highlight=False, soft_wrap=True
-                ),
-            )
+            await serve_http(server, host, port, on_ready=lambda url: announce(f"at {url}"))
+    if not finished:
+        # Stopped by a signal while the client kept stdin open: everything is closed, but
+        # the SDK's stdin read sits in a thread nothing can interrupt, so leave now.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
 
 
 @app.command("serve")

@@ -155,7 +155,13 @@ class McpManager:
                 )
 
     async def close(self) -> None:
-        """Stop every server; bounded, and one slow server does not hold up the others."""
+        """Stop every server (bounded; one slow server does not hold up the others) and take
+        their tools out of the registry. The statuses stay readable."""
+        for mounted in self._servers.values():
+            for undo in mounted.unregister:
+                undo()
+            mounted.unregister = []
+        self._owners.clear()
         await asyncio.gather(
             *(m.connection.close() for m in self._servers.values()), return_exceptions=True
         )

@@ -39,24 +39,37 @@ def stop_on_signals(stop: Callable[[], None]) -> Iterator[None]:
             loop.remove_signal_handler(sig)
 
 
-async def serve_stdio(server: ToolServer) -> None:
-    """Serve one client over our stdin/stdout until it closes stdin (or a signal comes)."""
+async def serve_stdio(server: ToolServer) -> bool:
+    """Serve one client over our stdin/stdout until it closes stdin or a signal comes.
+
+    Returns False when a signal stopped it while the client still held stdin open: the
+    SDK reads stdin in a worker thread that cannot be interrupted, so that read is left
+    behind. The caller should then exit the process once it has cleaned up.
+    """
     lowlevel = server.server
-    task = asyncio.current_task()
 
-    def stop() -> None:
-        if task is not None:
-            task.cancel()
+    async def run() -> None:
+        async with stdio_server() as (read, write):
+            await lowlevel.run(read, write, lowlevel.create_initialization_options())
 
+    serving = asyncio.create_task(run())
+    stop = asyncio.Event()
     try:
-        with stop_on_signals(stop):
-            async with stdio_server() as (read, write):
-                await lowlevel.run(read, write, lowlevel.create_initialization_options())
+        with stop_on_signals(stop.set):
+            stopped = asyncio.create_task(stop.wait())
+            try:
+                await asyncio.wait({serving, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                stopped.cancel()
+        if serving.done():
+            serving.result()
+            return True
+        serving.cancel()
+        await asyncio.wait({serving}, timeout=1.0)
+        return serving.done()
     except asyncio.CancelledError:
-        current = asyncio.current_task()
-        if current is None or current.cancelling() == 0:
-            raise
-        current.uncancel()
+        serving.cancel()
+        raise
     finally:
         await server.aclose()
 
