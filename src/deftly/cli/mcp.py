@@ -25,10 +25,7 @@ from deftly.cli.app import (
     print_diagnostics,
     run_async,
 )
-from deftly.mcp.approval import ElicitationApprover
 from deftly.mcp.manager import ServerStatus
-from deftly.mcp.serve import serve_http, serve_stdio
-from deftly.mcp.server import ToolServer
 from deftly.runtime import Runtime
 
 mcp_app = typer.Typer(
@@ -64,6 +61,11 @@ async def serve(
     setup: Callable[[Runtime], None] | None = None,
 ) -> None:
     """What `deftly serve` does; `setup` may adjust the runtime before serving (tests)."""
+    # Imported here: the MCP SDK is slow to load, and other commands do not need it.
+    from deftly.mcp.approval import ElicitationApprover
+    from deftly.mcp.serve import serve_http, serve_stdio
+    from deftly.mcp.server import ToolServer
+
     approver = ElicitationApprover(workspace=workspace)
     runtime = build_runtime(workspace, mode, False, mcp_config=mcp_config, approver=approver)
     finished = True

@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, Self, TextIO
+from typing import Any, Self, TextIO
 
 import anyio
 import httpx2
@@ -35,11 +35,9 @@ from mcp.shared.message import SessionMessage
 from deftly.contract.result import ToolResult
 from deftly.contract.tool import ToolContext, ToolUpdate
 from deftly.mcp.content import from_mcp_result
-from deftly.mcp.specs import ServerSpec
+from deftly.mcp.specs import ServerSpec, State
 
 log = logging.getLogger(__name__)
-
-State = Literal["disabled", "pending", "connected", "failed", "closed"]
 
 STDERR_TAIL_CHARS = 2_000
 MAX_TOOL_PAGES = 100

@@ -13,16 +13,17 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from deftly.config.mcp import McpConfig
 from deftly.contract.diagnostics import Diagnostic
 from deftly.execution.events import EventBus, RuntimeNotice
-from deftly.mcp.connection import McpConnection, State
 from deftly.mcp.naming import MCP_PREFIX, SEPARATOR, qualify, sanitize_part
-from deftly.mcp.specs import InvalidServer, ServerSpec, load_specs
-from deftly.mcp.tool import McpTool
+from deftly.mcp.specs import InvalidServer, ServerSpec, State, load_specs
 from deftly.registry.registry import Disclosure, ToolRegistry
+
+if TYPE_CHECKING:  # the SDK is imported only when a server is configured (it is slow to load)
+    from deftly.mcp.connection import McpConnection
 
 log = logging.getLogger(__name__)
 
@@ -132,6 +133,10 @@ class McpManager:
         self._started = True
         if specs is None:
             specs, self.invalid = load_specs(self.workspace, self.config, self.diagnostics)
+        if not specs:
+            return
+        from deftly.mcp.connection import McpConnection
+
         for spec in specs:
             connection = McpConnection(spec, on_connected=self._connected)
             self._servers[spec.name] = _Mounted(connection)
@@ -182,6 +187,8 @@ class McpManager:
         for qualified in [q for q, owner in self._owners.items() if owner == server]:
             del self._owners[qualified]
         mounted.unregister, mounted.tools, mounted.collisions = [], [], []
+        from deftly.mcp.tool import McpTool
+
         first_raw: dict[str, str] = {}
         for remote in connection.tools:
             if not connection.spec.offers(remote.name):

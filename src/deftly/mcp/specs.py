@@ -28,6 +28,8 @@ from deftly.config.mcp import McpConfig
 from deftly.contract.diagnostics import Diagnostic
 
 TransportKind = Literal["stdio", "http"]
+State = Literal["disabled", "pending", "connected", "failed", "closed"]
+"""A mounted server's state."""
 
 _HTTP_NAMES = frozenset({"http", "streamable-http", "streamable_http", "streamablehttp"})
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
