@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from deftly import Accesses, Tool, ToolContext, ToolExecution, ToolResult, ToolTraits, ToolUpdate
 from deftly.contract import FileIODisplay
+from deftly.env import ExecEnv
 from deftly.policy import PathOp, Workspace, literal_rule, path_rule_matcher
 
 
@@ -133,3 +134,111 @@ class BrokenTool(Tool[BrokenParams]):
             return ToolResult.ok("fine")
 
         return ToolExecution(accesses=Accesses.none(), approval_rule=self.name, execute=run)
+
+
+class TickParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    count: int = Field(5, ge=1, le=10_000, description="How many lines to print.")
+    interval: float = Field(0.05, ge=0, le=10, description="Seconds between lines.")
+    marker: str | None = Field(None, description="File to write 'finished' or 'cancelled' to.")
+
+
+class TickTool(Tool[TickParams]):
+    """Prints numbered lines over time, like a long shell command streaming its output.
+
+    It stops as soon as the call is cancelled, and (when given a marker file) records
+    whether it finished or was cancelled, so tests can see what really happened."""
+
+    name = "Tick"
+    description = "Print numbered lines over time, reporting each as progress."
+    params = TickParams
+    traits = ToolTraits(read_only=True)
+
+    def resolve(self, args: TickParams) -> ToolExecution:
+        return ToolExecution(
+            accesses=Accesses.none(),
+            approval_rule=self.name,
+            description=f"Ticking {args.count} times",
+            execute=lambda ctx: self._run(ctx, args),
+        )
+
+    @staticmethod
+    def _mark(args: TickParams, text: str) -> None:
+        if args.marker:
+            with open(args.marker, "w", encoding="utf-8") as handle:
+                handle.write(text)
+
+    async def _run(self, ctx: ToolContext, args: TickParams) -> ToolResult:
+        lines = []
+        try:
+            for i in range(1, args.count + 1):
+                if ctx.cancelled:
+                    self._mark(args, "cancelled")
+                    return ToolResult.error(f"stopped after {i - 1} lines")
+                lines.append(f"tick {i}")
+                ctx.report(ToolUpdate("stdout", text=f"tick {i}"))
+                await asyncio.sleep(args.interval)
+        except asyncio.CancelledError:
+            self._mark(args, "cancelled")
+            raise
+        self._mark(args, "finished")
+        return ToolResult.ok("\n".join(lines))
+
+
+class PictureParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    caption: str = Field("a pixel", description="Text to put before the image.")
+
+
+PNG_1PX = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNg"
+    "+M/A8B8ABQACAeCj8aQAAAAASUVORK5CYII="
+)
+
+
+class PictureTool(Tool[PictureParams]):
+    """Returns text and an image (to check that images travel as image content)."""
+
+    name = "Picture"
+    description = "Return a one-pixel PNG with a caption."
+    params = PictureParams
+    traits = ToolTraits(read_only=True, idempotent=True)
+
+    def resolve(self, args: PictureParams) -> ToolExecution:
+        from deftly import ImagePart, TextPart
+
+        output = [TextPart(args.caption), ImagePart(PNG_1PX, "image/png")]
+        return ToolExecution(
+            accesses=Accesses.none(),
+            approval_rule=self.name,
+            execute=lambda ctx: ToolResult.ok(output),
+        )
+
+
+class CatParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    path: str = Field(description="The file to read, relative to the workspace or absolute.")
+
+
+class CatTool(Tool[CatParams]):
+    """Reads a whole small text file through the path policy and the ExecEnv (a stand-in for
+    Read in tests and benchmarks until the built-in file tools land)."""
+
+    name = "Cat"
+    description = "Return a small text file's content."
+    params = CatParams
+    traits = ToolTraits(read_only=True, idempotent=True)
+
+    def __init__(self, env: ExecEnv, workspace: Workspace):
+        self.env = env
+        self.workspace = workspace
+
+    def resolve(self, args: CatParams) -> ToolExecution:
+        path = self.workspace.resolve(args.path, PathOp.READ)
+        return ToolExecution(
+            accesses=Accesses.read_file(path),
+            display=FileIODisplay(operation="read", path=str(path)),
+            approval_rule=literal_rule(self.name, path),
+            matches_rule=path_rule_matcher(path, cwd=self.workspace.cwd),
+            execute=lambda ctx: ToolResult.ok(self.env.read_bytes(path).decode("utf-8")),
+        )

@@ -38,6 +38,7 @@ from deftly.execution.events import (
 from deftly.execution.executor import Executor
 from deftly.execution.hooks import AfterHook, BeforeHook, HookChain
 from deftly.execution.spill import OutputBudget, Spiller
+from deftly.mcp.manager import McpManager
 from deftly.policy.approval import Approver
 from deftly.policy.paths import Workspace
 from deftly.policy.tool_policy import ToolPolicy, find_inactive_patterns
@@ -54,6 +55,7 @@ from deftly.session import data_home, new_session_id, session_dir
 from deftly.skills import SkillService
 from deftly.tools import builtin_contributions
 from deftly.tools.collab.skill import SkillHost
+from deftly.tools.meta.disclosure import DeferredTools, ModelTools
 from deftly.tools.shell.tasks import BackgroundTasks
 
 log = logging.getLogger(__name__)
@@ -164,6 +166,7 @@ class Runtime:
         self._provide_services()
         self._wire_skills()
         await self._wire_shell()
+        await self._wire_mcp()
         self._activate_tools()
 
     async def close(self) -> None:
@@ -297,6 +300,48 @@ class Runtime:
         )
         activation.activate(contributions)
         self._check_patterns()
+
+    async def _wire_mcp(self) -> None:
+        """Mount the configured MCP servers (closed with the runtime) and set up deferred
+        disclosure: `select_tools`, its executor guard, and `model_tools()`."""
+        mcp = self.config.mcp
+        if not hasattr(self, "disclosure"):  # kept across close() and start() again
+            self.disclosure = DeferredTools(
+                self.registry,
+                self._is_switched_on,
+                enabled=mcp.select_tools,
+                defer_mcp=mcp.defer_mcp_tools,
+            )
+            self.executor.guards.append(self.disclosure.guard)
+            self.executor.missing.append(self.disclosure.describe_missing)
+            # late binding: start() after close() builds a new manager
+            self.executor.missing.append(lambda name: self.mcp.describe_missing(name))  # noqa: PLW0108
+        self.services.provide(self.disclosure)
+        self.mcp = McpManager(
+            self.workspace_path,
+            mcp,
+            self.registry,
+            events=self.events,
+            diagnostics=self.diagnostics,
+            max_text=self.config.output.max_chars,
+            disclosure="deferred" if mcp.select_tools and mcp.defer_mcp_tools else "inline",
+        )
+        self.services.provide(self.mcp)
+        self.on_close(self.mcp.close)
+        await self.mcp.start()
+
+    def add_mcp_config(self, path: str | Path) -> None:
+        """Mount the servers of one more mcp.json file too (call before `start()`)."""
+        mcp = self.config.mcp
+        files = [*mcp.config_files, str(Path(path).expanduser().resolve())]
+        self.config = self.config.model_copy(
+            update={"mcp": mcp.model_copy(update={"config_files": files})}
+        )
+
+    def model_tools(self) -> ModelTools[ToolInfo]:
+        """The tools an agent loop should send with its next model request, plus the
+        deferred-tool announcement to add to the conversation (None when nothing changed)."""
+        return self.disclosure.shape(self.tools(), lambda info: info.name)
 
     def _as_contribution(self, extra: ExtraTool, origin: str) -> ToolContribution:
         if isinstance(extra, ToolContribution):

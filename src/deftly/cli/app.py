@@ -17,6 +17,7 @@ from deftly.cli.render import call_json, render_call, tools_table
 from deftly.cli.skills import skills_app
 from deftly.contract.errors import DeftlyError
 from deftly.execution.calls import Outcome, ToolCall
+from deftly.policy.approval import Approver
 from deftly.runtime import Runtime
 
 T = TypeVar("T")
@@ -63,6 +64,16 @@ YesOpt = Annotated[
 JsonOpt = Annotated[
     bool, typer.Option("--json", help="Print machine-readable JSON instead of panels.")
 ]
+McpConfigOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--mcp-config",
+        help="One more mcp.json file of MCP servers to mount (may be repeated).",
+        exists=True,
+        dir_okay=False,
+        resolve_path=True,
+    ),
+]
 
 USAGE_ERROR = 2
 
@@ -88,10 +99,20 @@ def run_async(main: Callable[[], Coroutine[Any, Any, T]]) -> T:
         raise fail("interrupted", 130) from None
 
 
-def build_runtime(workspace: Path, mode: str | None, yes: bool) -> Runtime:
+def build_runtime(
+    workspace: Path,
+    mode: str | None,
+    yes: bool,
+    *,
+    mcp_config: list[Path] | None = None,
+    approver: Approver | None = None,
+) -> Runtime:
     if mode is not None and mode not in ("manual", "yolo", "auto"):
         raise UsageError(f"unknown mode {mode!r}; use manual, yolo or auto")
-    return Runtime(workspace, mode=mode, approve_asks=yes)
+    runtime = Runtime(workspace, mode=mode, approve_asks=yes, approver=approver)
+    for path in mcp_config or ():
+        runtime.add_mcp_config(path)
+    return runtime
 
 
 def print_diagnostics(runtime: Runtime) -> None:
@@ -107,11 +128,12 @@ def print_diagnostics(runtime: Runtime) -> None:
 def tools_command(
     workspace: WorkspaceOpt = Path("."),
     as_json: JsonOpt = False,
+    mcp_config: McpConfigOpt = None,
 ) -> None:
     """List the active tools with their source (builtin, user, mcp) and disclosure."""
 
     async def main() -> None:
-        async with build_runtime(workspace, None, False) as rt:
+        async with build_runtime(workspace, None, False, mcp_config=mcp_config) as rt:
             infos = rt.tools()
             print_diagnostics(rt)
             if as_json:
@@ -132,6 +154,7 @@ def call_command(
     mode: ModeOpt = None,
     yes: YesOpt = False,
     as_json: JsonOpt = False,
+    mcp_config: McpConfigOpt = None,
 ) -> None:
     """Run one tool call through the whole pipeline (validation, policy, permissions, hooks).
 
@@ -140,7 +163,7 @@ def call_command(
     """
 
     async def main() -> int:
-        async with build_runtime(workspace, mode, yes) as rt:
+        async with build_runtime(workspace, mode, yes, mcp_config=mcp_config) as rt:
             print_diagnostics(rt)
             result = await rt.call(name, arguments, call_id="cli_1")
         if as_json:
@@ -191,6 +214,7 @@ def batch_command(
     mode: ModeOpt = None,
     yes: YesOpt = False,
     as_json: JsonOpt = False,
+    mcp_config: McpConfigOpt = None,
 ) -> None:
     """Run many calls as one batch, the way a model's reply would.
 
@@ -202,7 +226,7 @@ def batch_command(
 
     async def main() -> int:
         calls = read_batch(source)
-        async with build_runtime(workspace, mode, yes) as rt:
+        async with build_runtime(workspace, mode, yes, mcp_config=mcp_config) as rt:
             print_diagnostics(rt)
             results = await rt.run_batch(calls)
         for result in results:
@@ -215,6 +239,9 @@ def batch_command(
         return 1 if any(r.is_error for r in results) else 0
 
     raise typer.Exit(run_async(main))
+
+
+import deftly.cli.mcp  # noqa: E402, F401  (registers `serve` and `mcp`)
 
 
 def main() -> None:

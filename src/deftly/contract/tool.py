@@ -136,7 +136,8 @@ class BaseTool(ABC):
 
     name: str
     description: str
-    traits: ClassVar[ToolTraits] = ToolTraits()
+    traits: ToolTraits = ToolTraits()
+    """Class-level for most tools; per instance for tools described at run time (MCP)."""
 
     @property
     @abstractmethod

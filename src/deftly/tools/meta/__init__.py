@@ -2,6 +2,17 @@
 
 from __future__ import annotations
 
+from deftly.config.mcp import McpConfig
 from deftly.registry.contribution import ToolContribution
+from deftly.registry.services import Services
+from deftly.tools.meta.select_tools import SelectTools
 
-CONTRIBUTIONS: list[ToolContribution] = []
+
+def _select_tools_on(services: Services) -> bool:
+    config = services.find(McpConfig)
+    return bool(config and config.select_tools)
+
+
+CONTRIBUTIONS: list[ToolContribution] = [
+    ToolContribution.of(SelectTools, when=_select_tools_on),
+]

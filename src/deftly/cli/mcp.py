@@ -1,0 +1,186 @@
+"""`deftly serve` (the tools as an MCP server) and `deftly mcp list` (mounted servers)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.text import Text
+
+from deftly.cli.app import (
+    JsonOpt,
+    McpConfigOpt,
+    ModeOpt,
+    WorkspaceOpt,
+    app,
+    build_runtime,
+    err,
+    out,
+    print_diagnostics,
+    run_async,
+)
+from deftly.mcp.manager import ServerStatus
+from deftly.runtime import Runtime
+
+mcp_app = typer.Typer(
+    name="mcp",
+    help="External MCP servers mounted as tools (configured in mcp.json files).",
+    no_args_is_help=True,
+)
+app.add_typer(mcp_app, name="mcp")
+
+
+class Transport(StrEnum):
+    stdio = "stdio"
+    http = "http"
+
+
+def instructions(runtime: Runtime) -> str:
+    return (
+        f"deftly's tools for the workspace {runtime.workspace_path}: read, edit, search and "
+        "run there. Relative paths are relative to the workspace. Every call goes through "
+        f"deftly's path policy and permission engine (mode: {runtime.mode}); a call that "
+        "needs approval asks the user, or is refused with a message saying how to allow it."
+    )
+
+
+async def serve(
+    workspace: Path,
+    mode: str | None,
+    transport: Transport = Transport.stdio,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    mcp_config: list[Path] | None = None,
+    *,
+    setup: Callable[[Runtime], None] | None = None,
+) -> None:
+    """What `deftly serve` does; `setup` may adjust the runtime before serving (tests)."""
+    # Imported here: the MCP SDK is slow to load, and other commands do not need it.
+    from deftly.mcp.approval import ElicitationApprover
+    from deftly.mcp.serve import serve_http, serve_stdio
+    from deftly.mcp.server import ToolServer
+
+    approver = ElicitationApprover(workspace=workspace)
+    runtime = build_runtime(workspace, mode, False, mcp_config=mcp_config, approver=approver)
+    finished = True
+    async with runtime as rt:
+        rt.disclosure.enabled = False  # MCP clients do their own tool disclosure
+        approver.timeout = rt.config.mcp.approval_timeout
+        if setup is not None:
+            setup(rt)
+        print_diagnostics(rt)
+        server = ToolServer(
+            rt,
+            approver=approver,
+            instructions=instructions(rt),
+            answer_timeout=rt.config.mcp.approval_timeout,
+        )
+        banner = f"deftly serve: {len(server.tool_definitions())} tools for {rt.workspace_path}"
+
+        def announce(where: str) -> None:
+            err.print(f"{banner} {where}", highlight=False, soft_wrap=True)
+
+        if transport is Transport.stdio:
+            announce("on stdio")
+            finished = await serve_stdio(server)
+        else:
+            await serve_http(server, host, port, on_ready=lambda url: announce(f"at {url}"))
+    if not finished:
+        # Stopped by a signal while the client kept stdin open: everything is closed, but
+        # the SDK's stdin read sits in a thread nothing can interrupt, so leave now.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+
+
+@app.command("serve")
+def serve_command(
+    workspace: WorkspaceOpt = Path("."),
+    mode: ModeOpt = None,
+    transport: Annotated[
+        Transport, typer.Option("--transport", "-t", help="stdio (default) or http.")
+    ] = Transport.stdio,
+    host: Annotated[
+        str, typer.Option("--host", help="HTTP: the address to listen on.")
+    ] = "127.0.0.1",
+    port: Annotated[
+        int, typer.Option("--port", help="HTTP: the port (0 picks a free one).")
+    ] = 8765,
+    mcp_config: McpConfigOpt = None,
+) -> None:
+    """Serve this workspace's tools to any MCP client (over stdio, or streamable HTTP).
+
+    Every call goes through the same pipeline as `deftly call`. When a call needs approval,
+    the client's user is asked (MCP elicitation); a client that cannot ask is refused with a
+    message saying how to allow the call (--mode auto, or an allow rule). Stops when the
+    client closes stdin (stdio) or on Ctrl-C / SIGTERM (http), closing everything it started.
+    """
+    run_async(lambda: serve(workspace, mode, transport, host, port, mcp_config))
+
+
+_STATE_STYLE = {
+    "connected": "green",
+    "failed": "red",
+    "invalid": "red",
+    "disabled": "dim",
+    "pending": "yellow",
+    "closed": "dim",
+}
+
+
+def _print_status(status: ServerStatus) -> None:
+    style = _STATE_STYLE.get(status.state, "")
+    head = Text()
+    head.append(status.name, style="bold cyan")
+    head.append("  ")
+    head.append(status.state, style=style)
+    head.append(f"  {status.transport}  {status.target}")
+    out.print(head)
+    out.print(Text(f"  from {status.origin}", style="dim"))
+    if status.server or status.protocol_version:
+        out.print(Text(f"  server {status.server or '?'}, protocol {status.protocol_version}"))
+    if status.tools:
+        out.print(Text(f"  {len(status.tools)} tools:"))
+        for tool in status.tools:
+            alias = "" if tool.name.endswith(tool.remote_name) else f"  ({tool.remote_name})"
+            out.print(Text(f"    {tool.name}{alias}"))
+    elif status.state == "connected":
+        out.print(Text("  no tools"))
+    for collision in status.collisions:
+        out.print(Text(f"  left out: {collision.describe()}", style="yellow"))
+    if status.ignored_keys:
+        out.print(Text(f"  ignored keys: {', '.join(status.ignored_keys)}", style="dim"))
+    if status.last_error:
+        out.print(Text(f"  last error: {status.last_error}", style="red"))
+
+
+@mcp_app.command("list")
+def list_command(
+    workspace: WorkspaceOpt = Path("."),
+    as_json: JsonOpt = False,
+    mcp_config: McpConfigOpt = None,
+) -> None:
+    """Start every configured MCP server and show its state, its tools and its last error."""
+
+    async def main() -> None:
+        async with build_runtime(workspace, None, False, mcp_config=mcp_config) as rt:
+            statuses = rt.mcp.statuses()
+            if as_json:
+                sys.stdout.write(json.dumps([s.to_json() for s in statuses], indent=2) + "\n")
+                return
+            print_diagnostics(rt)
+            if not statuses:
+                out.print(
+                    "No MCP servers are configured. Add them to ~/.config/deftly/mcp.json or "
+                    '<workspace>/.deftly/mcp.json as {"mcpServers": {"name": {"command": ...}}}.'
+                )
+            for status in statuses:
+                _print_status(status)
+
+    run_async(main)
