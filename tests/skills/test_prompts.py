@@ -115,10 +115,10 @@ def test_getting_a_prompt_starts_a_new_chain_of_skill_loads(service: SkillServic
 async def test_prompts_over_a_real_mcp_pipe(
     service: SkillService, workspace: Path, skills_home: Path, isolated_home: Path
 ) -> None:
-    """The SDK client drives the API through a stdio server built from it."""
+    """The SDK client drives `deftly serve` over a real stdio pipe."""
     params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "tests.skills.prompt_server", str(workspace)],
+        command=str(Path(sys.executable).with_name("deftly")),
+        args=["serve", "--workspace", str(workspace)],
         env={
             "HOME": str(skills_home),
             "XDG_CONFIG_HOME": os.environ["XDG_CONFIG_HOME"],

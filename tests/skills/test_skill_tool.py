@@ -262,6 +262,5 @@ async def test_unknown_name_when_no_skill_is_available(make_runtime: Any) -> Non
     result = await load(rt, "anything")
     assert result.is_error
     assert result.text == (
-        'There is no skill named "anything". No skills are available. Do the task without a '
-        "skill."
+        'There is no skill named "anything". No skills are available. Do the task without a skill.'
     )

@@ -63,6 +63,7 @@ async def serve(
     """What `deftly serve` does; `setup` may adjust the runtime before serving (tests)."""
     # Imported here: the MCP SDK is slow to load, and other commands do not need it.
     from deftly.mcp.approval import ElicitationApprover
+    from deftly.mcp.prompts import SkillPrompts
     from deftly.mcp.serve import serve_http, serve_stdio
     from deftly.mcp.server import ToolServer
 
@@ -80,6 +81,7 @@ async def serve(
             approver=approver,
             instructions=instructions(rt),
             answer_timeout=rt.config.mcp.approval_timeout,
+            prompts=SkillPrompts(rt.skills) if rt.config.skills.enabled else None,
         )
         banner = f"deftly serve: {len(server.tool_definitions())} tools for {rt.workspace_path}"
 

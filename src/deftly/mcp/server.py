@@ -37,6 +37,7 @@ from deftly.execution.events import Event, EventListener, ToolProgress
 from deftly.mcp.approval import ElicitationApprover
 from deftly.mcp.connection import deftly_version
 from deftly.mcp.content import to_mcp_content
+from deftly.mcp.prompts import SkillPrompts
 from deftly.registry.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -187,6 +188,7 @@ class ToolServer:
         name: str = "deftly",
         instructions: str | None = None,
         answer_timeout: float = 600.0,
+        prompts: SkillPrompts | None = None,
     ) -> None:
         self.host = host
         self.answer_timeout = answer_timeout
@@ -203,6 +205,8 @@ class ToolServer:
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             get_tool_input_schema=self._input_schema,
+            on_list_prompts=prompts.list_prompts if prompts else None,
+            on_get_prompt=prompts.get_prompt if prompts else None,
         )
         self._unsubscribe = host.subscribe(self._on_event)
 
