@@ -21,6 +21,7 @@ from deftly.contract.errors import PathSecurityError
 from deftly.policy.sensitive import private_key_reason, sensitive_reason
 
 _MAX_SYMLINKS = 40
+_ROOT = Path("/")
 
 
 class PathOp(StrEnum):
@@ -52,7 +53,7 @@ def real_path(path: Path) -> Path:
     its deepest existing ancestor). A chain of more than 40 links raises SymlinkLoopError.
     """
     pending = list(reversed(path.parts[1:]))
-    current = Path(path.anchor or "/")
+    current = _ROOT if path.anchor.startswith("/") else Path(path.anchor or "/")
     hops = 0
     missing = False
     while pending:
@@ -61,6 +62,10 @@ def real_path(path: Path) -> Path:
             continue
         if part == "..":
             current = current.parent
+            if missing:
+                # Back above a missing component: what is left may exist again (and may be
+                # a symlink further on), so keep resolving for real.
+                missing = not os.path.lexists(current)
             continue
         candidate = current / part
         if missing:
@@ -84,11 +89,20 @@ def real_path(path: Path) -> Path:
             raise SymlinkLoopError(errno.ELOOP, "too many levels of symbolic links", str(path))
         target = Path(os.readlink(candidate))
         if target.is_absolute():
-            current = Path(target.anchor)
+            current = _ROOT if target.anchor.startswith("/") else Path(target.anchor)
             pending.extend(reversed(target.parts[1:]))
         else:
             pending.extend(reversed(target.parts))
     return current
+
+
+def normal_path(path: str | os.PathLike[str]) -> Path:
+    """`os.path.normpath`, except that a leading `//` means `/` (as it does on Linux), so
+    `//etc/passwd` is compared and matched as `/etc/passwd`."""
+    text = os.path.normpath(path)
+    if text.startswith("//"):
+        text = "/" + text.lstrip("/")
+    return Path(text)
 
 
 def _is_within(path: Path, root: Path) -> bool:
@@ -105,16 +119,16 @@ class Workspace:
     home: Path = field(default_factory=Path.home)
 
     def __post_init__(self) -> None:
-        self.root = Path(os.path.abspath(self.root))
-        self.cwd = Path(os.path.abspath(self.cwd)) if self.cwd else self.root
-        self.additional_dirs = [Path(os.path.abspath(d)) for d in self.additional_dirs]
+        self.root = normal_path(os.path.abspath(self.root))
+        self.cwd = normal_path(os.path.abspath(self.cwd)) if self.cwd else self.root
+        self.additional_dirs = [normal_path(os.path.abspath(d)) for d in self.additional_dirs]
         self._real_root = real_path(self.root)
 
     # -- the directories paths may live in ------------------------------------------------
 
     def add_directory(self, directory: str | os.PathLike[str]) -> None:
         """Allow another directory (the spill directory, a skill root, one the user added)."""
-        path = Path(os.path.abspath(directory))
+        path = normal_path(os.path.abspath(directory))
         if not any(_is_within(path, d) for d in self.roots):
             self.additional_dirs.append(path)
 
@@ -124,7 +138,7 @@ class Workspace:
 
     def contains(self, path: str | os.PathLike[str]) -> bool:
         """Is this absolute path inside the workspace, lexically and for real?"""
-        lexical = Path(os.path.normpath(os.path.abspath(path)))
+        lexical = normal_path(os.path.abspath(path))
         try:
             real = real_path(lexical)
         except OSError:
@@ -179,7 +193,7 @@ class Workspace:
         raw_is_absolute = os.path.isabs(expanded)
         assert self.cwd is not None
         joined = Path(expanded) if raw_is_absolute else self.cwd / expanded
-        lexical = Path(os.path.normpath(joined))
+        lexical = normal_path(joined)
         try:
             real = real_path(joined)
         except SymlinkLoopError:

@@ -16,10 +16,13 @@ from pathlib import Path
 from wcmatch import glob as wcglob
 
 from deftly.contract.errors import DeftlyError
+from deftly.contract.tool import RuleMatch
+from deftly.policy.paths import ResolvedPath, normal_path, real_path
 
 _SPECIAL = frozenset("\\*?[]{}()!+@|")
 _GLOB_FLAGS = wcglob.GLOBSTAR | wcglob.BRACE | wcglob.EXTGLOB | wcglob.FORCEUNIX
 _PATH_FLAGS = _GLOB_FLAGS | wcglob.IGNORECASE
+_PATH_MATCH_FLAGS = _PATH_FLAGS | wcglob.DOTGLOB
 _NAME_MAGIC = frozenset("*?[]{}")
 
 
@@ -54,6 +57,7 @@ def parse_rule(text: str) -> Rule:
     if "(" not in pattern:
         if ")" in pattern:
             raise RuleSyntaxError(f'"{pattern}" has a ")" without a matching "("')
+        _check_tool_part(pattern, pattern)
         return Rule(pattern)
     if not pattern.endswith(")"):
         raise RuleSyntaxError(f'"{pattern}" is missing its closing ")"')
@@ -61,8 +65,18 @@ def parse_rule(text: str) -> Rule:
     tool = tool.strip()
     if not tool:
         raise RuleSyntaxError(f'"{pattern}" has no tool name before "("')
+    _check_tool_part(tool, pattern)
     args = rest[:-1]
     return Rule(tool, args if args.strip() else None)
+
+
+def _check_tool_part(tool: str, pattern: str) -> None:
+    if any(ch.isspace() for ch in tool):
+        first, _, rest = tool.partition(" ")
+        raise RuleSyntaxError(
+            f'"{pattern}" has a space in its tool name; tool names have none. To match the '
+            f'arguments of a call, put them in parentheses: "{first}({rest.strip()})"'
+        )
 
 
 def escape_subject(subject: str) -> str:
@@ -107,10 +121,44 @@ def _path_variants(text: str, cwd: Path | None, home: Path | None) -> list[str]:
     if home is not None and (text == "~" or text.startswith("~/")):
         expanded = str(home) + text[1:]
     if os.path.isabs(expanded):
-        variants.append(os.path.normpath(expanded))
+        variants.append(str(normal_path(expanded)))
     elif cwd is not None:
-        variants.append(os.path.normpath(os.path.join(cwd, expanded)))
+        variants.append(str(normal_path(os.path.join(cwd, expanded))))
     return list(dict.fromkeys(variants))
+
+
+def _pattern_variants(text: str, cwd: Path | None, home: Path | None) -> list[str]:
+    """The subject variants, plus: `dir/**` also names `dir` itself, and an absolute
+    pattern's literal directory part resolved through symlinks (a rule written for
+    `/repo/vendor/**` covers the files `/repo/vendor` links to)."""
+    variants = _path_variants(text, cwd, home)
+    for variant in list(variants):
+        if variant.endswith("/**") and len(variant) > 3:
+            variants.append(variant[:-3])
+        if os.path.isabs(variant):
+            resolved = _resolve_literal_prefix(variant)
+            if resolved is not None:
+                variants.append(resolved)
+    return list(dict.fromkeys(variants))
+
+
+def _resolve_literal_prefix(pattern: str) -> str | None:
+    parts = pattern.split("/")
+    literal: list[str] = []
+    for part in parts[1:]:
+        if any(ch in _SPECIAL for ch in part):
+            break
+        literal.append(part)
+    if not literal:
+        return None
+    prefix = "/" + "/".join(literal)
+    try:
+        real = str(real_path(Path(prefix)))
+    except OSError:
+        return None
+    if real == prefix:
+        return None
+    return real + pattern[len(prefix) :]
 
 
 def path_matches(
@@ -120,13 +168,17 @@ def path_matches(
     cwd: Path | None = None,
     home: Path | None = None,
 ) -> bool:
-    """Path matching: case-insensitive, `**` globstar, relative patterns anchored at cwd."""
+    """Path matching: case-insensitive, `**` globstar, relative patterns anchored at cwd.
+
+    Unlike shell globs, `*` and `**` match names starting with a dot (as in .gitignore), so
+    a rule for `secrets/**` covers `secrets/.token` too.
+    """
     if not pattern:
         return True
     negate, positive = _negated(pattern)
     subjects = _path_variants(os.fspath(subject), cwd, home)
-    patterns = _path_variants(positive, cwd, home)
-    hit = any(wcglob.globmatch(s, p, flags=_PATH_FLAGS) for s in subjects for p in patterns)
+    patterns = _pattern_variants(positive, cwd, home)
+    hit = any(wcglob.globmatch(s, p, flags=_PATH_MATCH_FLAGS) for s in subjects for p in patterns)
     return hit != negate
 
 
@@ -134,3 +186,23 @@ def path_rule_matcher(
     path: str | os.PathLike[str], *, cwd: Path | None = None, home: Path | None = None
 ) -> Callable[[str], bool]:
     return lambda pattern: path_matches(path, pattern, cwd=cwd, home=home)
+
+
+def resolved_rule_matcher(
+    resolved: ResolvedPath, *, cwd: Path | None = None, home: Path | None = None
+) -> Callable[[str], RuleMatch]:
+    """Match a rule against both the path as given and where it really leads.
+
+    FULL when the pattern covers both, PARTIAL when it covers only one of them: a deny rule
+    then still applies (a link to a denied file is denied), an allow rule does not (a link
+    inside an allowed directory that leads elsewhere is not allowed).
+    """
+    subjects = list(dict.fromkeys([str(resolved.real), str(resolved.lexical)]))
+
+    def match(pattern: str) -> RuleMatch:
+        hits = [path_matches(s, pattern, cwd=cwd, home=home) for s in subjects]
+        if all(hits):
+            return RuleMatch.FULL
+        return RuleMatch.PARTIAL if any(hits) else RuleMatch.NONE
+
+    return match

@@ -8,6 +8,7 @@ bytes are looked at, so a certificate passes and a private key does not.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import PurePath
 
 _ENV_TEMPLATES = frozenset({".env.example", ".env.sample", ".env.template", ".env.dist"})
@@ -67,11 +68,25 @@ def private_key_reason(path: str | os.PathLike[str]) -> str | None:
     name = os.fspath(path).lower()
     if not name.endswith((".pem", ".key")):
         return None
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(_HEADER_BYTES)
-    except OSError:
+    head = _read_head(path)
+    if head is None:
         return None
     if any(marker in head for marker in _PRIVATE_KEY_MARKERS):
         return "a private key"
     return None
+
+
+def _read_head(path: str | os.PathLike[str]) -> bytes | None:
+    """The first bytes of a regular file; never blocks on a FIFO or reads a device."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, _HEADER_BYTES)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
