@@ -13,6 +13,13 @@ from typing import Annotated, Any, TypeVar
 import typer
 from rich.console import Console
 
+from deftly.cli import permissions as permissions_cli
+from deftly.cli.permissions import (
+    NoticePrinter,
+    explanation_json,
+    explanation_text,
+    terminal_approver,
+)
 from deftly.cli.render import call_json, render_call, tools_table
 from deftly.contract.errors import DeftlyError
 from deftly.execution.calls import Outcome, ToolCall
@@ -60,6 +67,12 @@ YesOpt = Annotated[
 JsonOpt = Annotated[
     bool, typer.Option("--json", help="Print machine-readable JSON instead of panels.")
 ]
+ExplainOpt = Annotated[
+    bool,
+    typer.Option(
+        "--explain", help="Also print how the permission decision was made, link by link."
+    ),
+]
 
 USAGE_ERROR = 2
 
@@ -85,10 +98,13 @@ def run_async(main: Callable[[], Coroutine[Any, Any, T]]) -> T:
         raise fail("interrupted", 130) from None
 
 
-def build_runtime(workspace: Path, mode: str | None, yes: bool) -> Runtime:
+def build_runtime(
+    workspace: Path, mode: str | None, yes: bool, *, interactive: bool = True
+) -> Runtime:
     if mode is not None and mode not in ("manual", "yolo", "auto"):
         raise UsageError(f"unknown mode {mode!r}; use manual, yolo or auto")
-    return Runtime(workspace, mode=mode, approve_asks=yes)
+    approver = None if yes else terminal_approver(interactive)
+    return Runtime(workspace, mode=mode, approve_asks=yes, approver=approver)
 
 
 def print_diagnostics(runtime: Runtime) -> None:
@@ -129,20 +145,36 @@ def call_command(
     mode: ModeOpt = None,
     yes: YesOpt = False,
     as_json: JsonOpt = False,
+    explain: ExplainOpt = False,
 ) -> None:
     """Run one tool call through the whole pipeline (validation, policy, permissions, hooks).
 
+    A call that needs approval is asked about at the terminal (when stdin is one), approved
+    with --yes, or refused with a message that says how to allow it.
     Exit status: 0 when the tool succeeded, 1 when it returned an error, 2 when the call never
     reached the tool (unknown tool, bad arguments, a switched-off tool, a bad option).
     """
 
     async def main() -> int:
+        notices = NoticePrinter(err)
         async with build_runtime(workspace, mode, yes) as rt:
+            notices.attach(rt)
             print_diagnostics(rt)
             result = await rt.call(name, arguments, call_id="cli_1")
+        record = notices.record_for("cli_1")
         if as_json:
-            sys.stdout.write(json.dumps(call_json(result)) + "\n")
+            data = call_json(result)
+            if explain:
+                data["permission"] = explanation_json(record)
+            sys.stdout.write(json.dumps(data) + "\n")
         else:
+            if explain:
+                out.print(
+                    explanation_text(record, result.outcome),
+                    highlight=False,
+                    markup=False,
+                    soft_wrap=True,
+                )
             render_call(out, result)
         if result.outcome is Outcome.PREFLIGHT_REJECTED:
             return USAGE_ERROR
@@ -199,7 +231,8 @@ def batch_command(
 
     async def main() -> int:
         calls = read_batch(source)
-        async with build_runtime(workspace, mode, yes) as rt:
+        async with build_runtime(workspace, mode, yes, interactive=source != "-") as rt:
+            NoticePrinter(err).attach(rt)
             print_diagnostics(rt)
             results = await rt.run_batch(calls)
         for result in results:
@@ -212,6 +245,9 @@ def batch_command(
         return 1 if any(r.is_error for r in results) else 0
 
     raise typer.Exit(run_async(main))
+
+
+permissions_cli.register(app, build_runtime)
 
 
 def main() -> None:

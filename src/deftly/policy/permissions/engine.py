@@ -125,7 +125,11 @@ class PermissionEngine:
             )
         passed(
             Link.SESSION_APPROVALS,
-            f"none of the {len(self.session)} approvals remembered this session covers it",
+            (
+                f"none of the {len(self.session)} approvals remembered this session covers it"
+                if len(self.session)
+                else "nothing has been approved for this session"
+            ),
         )
 
         # 4. ask rules
@@ -149,7 +153,7 @@ class PermissionEngine:
         protected = _protected_reason(files, tree)
         if protected is not None:
             return decided(Link.PROTECTED_PATHS, Verdict.ASK, protected)
-        passed(Link.PROTECTED_PATHS, f"none of its {_count(files, 'path')} is a secret or .git")
+        passed(Link.PROTECTED_PATHS, _paths_clean(files))
 
         # 7. yolo mode
         if mode is Mode.YOLO:
@@ -235,14 +239,20 @@ def _rule_reason(hit: RuleHit) -> str:
 
 
 def _none_of(entries: Sequence[object], what: str, *, fully: bool = False) -> str:
+    how = " fully" if fully else ""
     if not entries:
         return f"no {what}s are set"
-    how = " fully" if fully else ""
+    if len(entries) == 1:
+        return f"the one {what} does not cover it{how}"
     return f"none of the {len(entries)} {what}s covers it{how}"
 
 
-def _count(items: tuple[FileAccess, ...], noun: str) -> str:
-    return f"{len(items)} {noun}" + ("" if len(items) == 1 else "s")
+def _paths_clean(items: tuple[FileAccess, ...]) -> str:
+    if not items:
+        return "it declares no file paths"
+    if len(items) == 1:
+        return f"{items[0].path} is neither a secret nor a .git path"
+    return f"none of its {len(items)} paths is a secret or a .git path"
 
 
 def _protected_reason(files: tuple[FileAccess, ...], tree: GitTree | None) -> str | None:
