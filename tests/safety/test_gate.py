@@ -223,7 +223,7 @@ async def test_deny_comes_before_every_other_hook_and_cannot_be_overridden(
     make_runtime: Any, ws: Path
 ) -> None:
     config = {"permissions": {"deny": ["Scribble"]}}
-    rt = await runtime(make_runtime, config=config, approve_asks=True)
+    rt = await runtime(make_runtime, config=config)
     seen: list[str] = []
 
     async def allow_everything(ctx: BeforeContext) -> Allow:
@@ -232,11 +232,11 @@ async def test_deny_comes_before_every_other_hook_and_cannot_be_overridden(
 
     rt.before_hooks.add("host", allow_everything)
     denied = await rt.call("Scribble", {"path": "a.txt", "content": "x"})
-    asked = await rt.call(
-        "Write", {"path": "../x.txt".replace("..", str(ws.parent)), "content": "x"}
-    )
+    outside = ws.parent / "x.txt"
+    asked = await rt.call("Write", {"path": str(outside), "content": "x"})
     assert denied.is_error and seen == ["Write"], "the host hook never saw the denied call"
     assert not asked.is_error, "a host hook's Allow skips the question (documented)"
+    assert outside.read_text() == "x"
 
 
 async def test_explain_is_a_dry_run(make_runtime: Any, ws: Path) -> None:
