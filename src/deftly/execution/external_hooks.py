@@ -56,6 +56,7 @@ Status = Literal["ok", "blocked", "failed", "timeout", "cancelled"]
 NOTICE_KIND = "hook"
 RESPONSE_CHARS = 10_000
 """How much of a tool's output a PostToolUse hook receives."""
+_POLL = 0.02
 _PIPE_GRACE = 2.0
 """After the hook's group is killed, how long to wait for its pipes to close (a process
 that left the group on purpose may hold them)."""
@@ -232,7 +233,7 @@ class ExternalHooks:
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         feeding = asyncio.ensure_future(_feed(proc.stdin, data))
         reading = asyncio.ensure_future(asyncio.gather(_drain(proc.stdout), _drain(proc.stderr)))
-        exited = asyncio.ensure_future(proc.wait())
+        exited = asyncio.ensure_future(_exited(proc))
         stop = asyncio.ensure_future(cancel.wait()) if cancel is not None else None
         waiters: set[asyncio.Future[Any]] = {exited} | ({stop} if stop is not None else set())
         try:
@@ -244,9 +245,10 @@ class ExternalHooks:
             # Whatever happened, nothing of the hook lives on: its leftovers (or the whole
             # hook, when it ran out of time) are killed, then reaped.
             _kill_group(proc)
-            with contextlib.suppress(ProcessLookupError):
-                await proc.wait()
+            exited.cancel()
             feeding.cancel()
+            with contextlib.suppress(ProcessLookupError, TimeoutError):
+                await asyncio.wait_for(proc.wait(), timeout=_PIPE_GRACE)
             try:
                 stdout, stderr = await asyncio.wait_for(reading, timeout=_PIPE_GRACE)
             except (TimeoutError, asyncio.CancelledError):
@@ -309,6 +311,13 @@ def _json_denial(answer: Any) -> str | None:
     if isinstance(specific, dict) and str(specific.get("permissionDecision", "")).lower() == "deny":
         return str(specific.get("permissionDecisionReason") or "").strip()
     return None
+
+
+async def _exited(proc: asyncio.subprocess.Process) -> None:
+    """Until the hook's own process ends. (Before Python 3.12, `proc.wait()` also waits for
+    every process that inherited its pipes, so a leftover child would hold it open.)"""
+    while proc.returncode is None:  # noqa: ASYNC110 (no exit event to wait on in 3.11)
+        await asyncio.sleep(_POLL)
 
 
 async def _feed(stdin: asyncio.StreamWriter, data: bytes) -> None:
