@@ -247,7 +247,7 @@ def batch_command(
     raise typer.Exit(run_async(main))
 
 
-permissions_cli.register(app, build_runtime)
+permissions_cli.register(app, build_runtime, run_async)
 
 
 def main() -> None:

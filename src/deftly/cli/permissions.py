@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -69,8 +69,12 @@ def explanation_json(record: PermissionRecord | None) -> dict[str, Any] | None:
 # -- `deftly permissions` ------------------------------------------------------------------
 
 
-def register(app: typer.Typer, build: Callable[[Path, str | None, bool], Runtime]) -> None:
-    """Add `deftly permissions` to the app."""
+def register(
+    app: typer.Typer,
+    build: Callable[[Path, str | None, bool], Runtime],
+    run: Callable[[Callable[[], Coroutine[Any, Any, None]]], None],
+) -> None:
+    """Add `deftly permissions` to the app; `run` turns known errors into clean messages."""
 
     @app.command("permissions")
     def permissions_command(
@@ -92,38 +96,45 @@ def register(app: typer.Typer, build: Callable[[Path, str | None, bool], Runtime
     ) -> None:
         """Show the permission mode, every rule with the file and line it came from, and the
         configured hooks."""
-        runtime = build(workspace, mode, False)
-        rules = [
-            {"kind": str(e.kind), "rule": e.text, "origin": e.origin}
-            for e in runtime.permissions.rules
-        ]
-        hooks = [
-            {"event": event, **h.model_dump()}
-            for event, group in (
-                ("PreToolUse", runtime.config.hooks.pre_tool_use),
-                ("PostToolUse", runtime.config.hooks.post_tool_use),
-            )
-            for h in group
-        ]
-        if as_json:
-            data = {"mode": str(runtime.mode), "rules": rules, "hooks": hooks}
-            sys.stdout.write(json.dumps(data, indent=2) + "\n")
-            return
-        console = Console()
-        console.print(f"mode: [bold]{runtime.mode}[/bold]")
-        if rules:
-            table = Table(header_style="bold")
-            for column in ("kind", "rule", "from"):
-                table.add_column(column)
-            for rule in rules:
-                table.add_row(rule["kind"], rule["rule"], rule["origin"])
-            console.print(table)
-        else:
-            console.print("no rules: the chain decides by mode, tool traits and paths alone")
-        for hook in hooks:
-            matcher = hook["matcher"] or "*"
-            console.print(
-                f"hook {hook['event']} [{escape(matcher)}] {escape(hook['command'])} "
-                f"(timeout {hook['timeout']:g}s)",
-                highlight=False,
-            )
+
+        async def main() -> None:
+            show(build(workspace, mode, False), as_json)
+
+        run(main)
+
+
+def show(runtime: Runtime, as_json: bool) -> None:
+    """Print the mode, the rules with their origin, and the hooks."""
+    rules = [
+        {"kind": str(e.kind), "rule": e.text, "origin": e.origin} for e in runtime.permissions.rules
+    ]
+    hooks = [
+        {"event": event, **h.model_dump()}
+        for event, group in (
+            ("PreToolUse", runtime.config.hooks.pre_tool_use),
+            ("PostToolUse", runtime.config.hooks.post_tool_use),
+        )
+        for h in group
+    ]
+    if as_json:
+        data = {"mode": str(runtime.mode), "rules": rules, "hooks": hooks}
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        return
+    console = Console()
+    console.print(f"mode: [bold]{runtime.mode}[/bold]")
+    if rules:
+        table = Table(header_style="bold")
+        for column in ("kind", "rule", "from"):
+            table.add_column(column)
+        for rule in rules:
+            table.add_row(rule["kind"], escape(rule["rule"]), escape(rule["origin"]))
+        console.print(table)
+    else:
+        console.print("no rules: the chain decides by mode, tool traits and paths alone")
+    for hook in hooks:
+        matcher = hook["matcher"] or "*"
+        console.print(
+            f"hook {hook['event']} [{escape(matcher)}] {escape(hook['command'])} "
+            f"(timeout {hook['timeout']:g}s)",
+            highlight=False,
+        )
