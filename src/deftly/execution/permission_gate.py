@@ -104,11 +104,11 @@ class PermissionGate:
     # -- the two hooks -------------------------------------------------------------------
 
     async def check(self, ctx: BeforeContext) -> Veto | None:
-        decision = self.decide(ctx)
-        if decision.verdict is Verdict.DENY:
-            self._announce(ctx, decision, "denied")
-            return Veto(ToolResult.error(deny_text(decision)))
-        return None
+        decision = self.engine.denial(ctx.call.name, ctx.execution, ctx.tool.traits)
+        if decision is None:
+            return None
+        self._announce(ctx, decision, "denied")
+        return Veto(ToolResult.error(deny_text(decision)))
 
     async def confirm(self, ctx: BeforeContext) -> Veto | Proceed:
         decision = self.decide(ctx)

@@ -51,6 +51,7 @@ class PermissionEngine:
         self.session = SessionApprovals()
         self._mode = parse_mode(mode)
         self._listeners: list[ModeListener] = []
+        self._git: tuple[GitTree | None, Path] | None = None
 
     # -- mode ----------------------------------------------------------------------------
 
@@ -72,6 +73,25 @@ class PermissionEngine:
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
     # -- the chain -----------------------------------------------------------------------
+
+    def denial(
+        self, tool: str, execution: ToolExecution, traits: ToolTraits | None = None
+    ) -> PermissionDecision | None:
+        """The decision if a deny rule forbids the call, else None (only the first link)."""
+        hit = self.rules.first_hit(RuleKind.DENY, tool, execution)
+        if hit is None:
+            return None
+        reason = _rule_reason(hit)
+        return PermissionDecision(
+            tool=tool,
+            mode=self._mode,
+            verdict=Verdict.DENY,
+            link=Link.DENY_RULES,
+            reason=reason,
+            rule=hit.entry,
+            steps=(Step(Link.DENY_RULES, Verdict.DENY, reason),),
+            approval_rule=execution.approval_rule,
+        )
 
     def decide(
         self, tool: str, execution: ToolExecution, traits: ToolTraits | None = None
@@ -149,7 +169,7 @@ class PermissionEngine:
 
         # 6. secret files and git's control files
         files = execution.accesses.files if execution.accesses is not None else ()
-        tree = find_git_tree(self.workspace.root)
+        tree = self.git_tree() if files or tool in GIT_WRITE_TOOLS else None
         protected = _protected_reason(files, tree)
         if protected is not None:
             return decided(Link.PROTECTED_PATHS, Verdict.ASK, protected)
@@ -166,7 +186,7 @@ class PermissionEngine:
         passed(Link.YOLO_MODE, f"the mode is {mode}")
 
         # 8. read-only tools that stay inside the workspace
-        inside_problem = self._outside(execution)
+        inside_problem = self._outside(execution) if traits.read_only else None
         if traits.read_only and inside_problem is None:
             return decided(
                 Link.READ_ONLY,
@@ -192,6 +212,18 @@ class PermissionEngine:
         return decided(Link.FALLBACK, Verdict.ASK, _fallback_reason(tool, traits, inside_problem))
 
     # -- helpers -------------------------------------------------------------------------
+
+    def git_tree(self) -> GitTree | None:
+        """The workspace's git work tree, looked up again only when its `.git` marker
+        appears or disappears (one `lstat` per call instead of a walk up the tree)."""
+        cached = self._git
+        if cached is not None:
+            tree, marker = cached
+            if os.path.lexists(marker) == (tree is not None):
+                return tree
+        tree = find_git_tree(self.workspace.root)
+        self._git = (tree, (tree.top if tree else self.workspace.root) / ".git")
+        return tree
 
     def _outside(self, execution: ToolExecution) -> str | None:
         """Why the call is not known to stay inside the workspace, or None if it is."""
