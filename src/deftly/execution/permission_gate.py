@@ -87,6 +87,10 @@ class PermissionGate:
         self.approver: Approver = approver or NonInteractiveApprover()
         self.approve_asks = approve_asks
         self.grants: list[Grant] = []
+        self._checked: tuple[object, int] | None = None
+        """The call `check` just cleared of deny rules, and the rules' version then: calls
+        are prepared one at a time, so `confirm` for the same call need not match them
+        again unless the rules changed in between."""
 
     def install(self, chain: HookChain[BeforeHook]) -> Callable[[], None]:
         remove_check = chain.add("permissions.deny", self.check, order=HookOrder.PERMISSION_CHECK)
@@ -99,13 +103,24 @@ class PermissionGate:
         return remove
 
     def decide(self, ctx: BeforeContext) -> PermissionDecision:
-        return self.engine.decide(ctx.call.name, ctx.execution, ctx.tool.traits)
+        checked = self._checked
+        self._checked = None
+        deny_checked = (
+            checked is not None
+            and checked[0] is ctx.execution
+            and checked[1] == self.engine.rules.version
+        )
+        return self.engine.decide(
+            ctx.call.name, ctx.execution, ctx.tool.traits, deny_checked=deny_checked
+        )
 
     # -- the two hooks -------------------------------------------------------------------
 
     async def check(self, ctx: BeforeContext) -> Veto | None:
+        self._checked = None
         decision = self.engine.denial(ctx.call.name, ctx.execution, ctx.tool.traits)
         if decision is None:
+            self._checked = (ctx.execution, self.engine.rules.version)
             return None
         self._announce(ctx, decision, "denied")
         return Veto(ToolResult.error(deny_text(decision)))

@@ -8,7 +8,9 @@ call itself through `ToolExecution.matches_rule`: path patterns for file tools
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,13 +19,14 @@ from wcmatch import glob as wcglob
 
 from deftly.contract.errors import DeftlyError
 from deftly.contract.tool import RuleMatch
-from deftly.policy.paths import ResolvedPath, normal_path, real_path
+from deftly.policy.paths import ResolvedPath, real_path
 
 _SPECIAL = frozenset("\\*?[]{}()!+@|")
 _GLOB_FLAGS = wcglob.GLOBSTAR | wcglob.BRACE | wcglob.EXTGLOB | wcglob.FORCEUNIX
 _PATH_FLAGS = _GLOB_FLAGS | wcglob.IGNORECASE
 _PATH_MATCH_FLAGS = _PATH_FLAGS | wcglob.DOTGLOB
 _NAME_MAGIC = frozenset("*?[]{}")
+_PREFILTER_UNSAFE = frozenset("[]{}()|\\!+@")
 
 
 class RuleSyntaxError(DeftlyError):
@@ -42,11 +45,16 @@ class Rule:
         return self.tool if self.args is None else f"{self.tool}({self.args})"
 
     def matches_tool(self, name: str) -> bool:
-        if self.tool == "*":
-            return True
-        if not any(ch in _NAME_MAGIC for ch in self.tool):
-            return self.tool == name
-        return bool(wcglob.globmatch(name, self.tool, flags=_GLOB_FLAGS))
+        return self.tool == name or _name_matches(self.tool, name)
+
+
+@functools.lru_cache(maxsize=8192)
+def _name_matches(pattern: str, name: str) -> bool:
+    if pattern == "*":
+        return True
+    if not any(ch in _NAME_MAGIC for ch in pattern):
+        return pattern == name
+    return _globmatch(name, pattern, _GLOB_FLAGS)
 
 
 def parse_rule(text: str) -> Rule:
@@ -95,17 +103,27 @@ def _negated(pattern: str) -> tuple[bool, str]:
     return False, pattern
 
 
+@functools.lru_cache(maxsize=4096)
+def _compiled(patterns: tuple[str, ...], flags: int) -> re.Pattern[str]:
+    """wcmatch's translation of globs (brace expansion included) into one regex, compiled
+    once: translating costs far more than matching."""
+    include, _ = wcglob.translate(list(patterns), flags=flags)
+    return re.compile("|".join(f"(?:{regex})" for regex in include) or "(?!)")
+
+
+def _globmatch(subject: str, pattern: str, flags: int) -> bool:
+    return _compiled((pattern,), flags).fullmatch(subject) is not None
+
+
 def glob_matches(subject: str, pattern: str, *, ignore_case: bool = False) -> bool:
     """Command/query matching: case-sensitive by default, `*` does not cross `/`."""
     if not pattern:
         return True
     negate, positive = _negated(pattern)
     flags = _PATH_FLAGS if ignore_case else _GLOB_FLAGS
-    hit = bool(wcglob.globmatch(subject, positive, flags=flags))
+    hit = _globmatch(subject, positive, flags)
     if not hit and (subject.startswith("./") or positive.startswith("./")):
-        hit = bool(
-            wcglob.globmatch(subject.removeprefix("./"), positive.removeprefix("./"), flags=flags)
-        )
+        hit = _globmatch(subject.removeprefix("./"), positive.removeprefix("./"), flags)
     return hit != negate
 
 
@@ -121,16 +139,23 @@ def _path_variants(text: str, cwd: Path | None, home: Path | None) -> list[str]:
     if home is not None and (text == "~" or text.startswith("~/")):
         expanded = str(home) + text[1:]
     if os.path.isabs(expanded):
-        variants.append(str(normal_path(expanded)))
+        variants.append(_normal(expanded))
     elif cwd is not None:
-        variants.append(str(normal_path(os.path.join(cwd, expanded))))
+        variants.append(_normal(os.path.join(cwd, expanded)))
     return list(dict.fromkeys(variants))
 
 
-def _pattern_variants(text: str, cwd: Path | None, home: Path | None) -> list[str]:
+def _normal(text: str) -> str:
+    text = os.path.normpath(text)
+    return "/" + text.lstrip("/") if text.startswith("//") else text
+
+
+@functools.lru_cache(maxsize=4096)
+def _pattern_variants(text: str, cwd: Path | None, home: Path | None) -> tuple[str, ...]:
     """The subject variants, plus: `dir/**` also names `dir` itself, and an absolute
     pattern's literal directory part resolved through symlinks (a rule written for
-    `/repo/vendor/**` covers the files `/repo/vendor` links to)."""
+    `/repo/vendor/**` covers the files `/repo/vendor` links to). Worked out once per
+    pattern (the symlinks as they are when a rule is first used)."""
     variants = _path_variants(text, cwd, home)
     for variant in list(variants):
         if variant.endswith("/**") and len(variant) > 3:
@@ -139,7 +164,45 @@ def _pattern_variants(text: str, cwd: Path | None, home: Path | None) -> list[st
             resolved = _resolve_literal_prefix(variant)
             if resolved is not None:
                 variants.append(resolved)
-    return list(dict.fromkeys(variants))
+    return tuple(dict.fromkeys(variants))
+
+
+@functools.lru_cache(maxsize=4096)
+def _path_pattern(
+    positive: str, cwd: Path | None, home: Path | None
+) -> tuple[re.Pattern[str], tuple[tuple[str, ...], ...] | None]:
+    """One compiled regex for all the variants of a path pattern, and for each variant the
+    literal pieces a path must all contain to have a chance of matching it (None when that
+    cannot be told simply). The regexes of `**` globs are slow on long paths; most rules do
+    not concern most calls, and substring tests say so in a fraction of the time."""
+    variants = _pattern_variants(positive, cwd, home)
+    regex = _compiled(variants, _PATH_MATCH_FLAGS)
+    needles: list[tuple[str, ...]] = []
+    for variant in variants:
+        if not variant.isascii() or any(ch in _PREFILTER_UNSAFE for ch in variant):
+            return regex, None
+        chunks = tuple(c.strip("/").lower() for c in re.split(r"[*?]+", variant))
+        needles.append(tuple(c for c in chunks if c))
+    return regex, tuple(needles)
+
+
+def _match_subjects(
+    subjects: tuple[str, ...], pattern: str, cwd: Path | None, home: Path | None
+) -> bool:
+    if not pattern:
+        return True
+    negate, positive = _negated(pattern)
+    regex, needles = _path_pattern(positive, cwd, home)
+    hit = False
+    for subject in subjects:
+        if needles is not None:
+            folded = subject.lower()
+            if not any(all(c in folded for c in chunks) for chunks in needles):
+                continue
+        if regex.fullmatch(subject) is not None:
+            hit = True
+            break
+    return hit != negate
 
 
 def _resolve_literal_prefix(pattern: str) -> str | None:
@@ -173,19 +236,14 @@ def path_matches(
     Unlike shell globs, `*` and `**` match names starting with a dot (as in .gitignore), so
     a rule for `secrets/**` covers `secrets/.token` too.
     """
-    if not pattern:
-        return True
-    negate, positive = _negated(pattern)
-    subjects = _path_variants(os.fspath(subject), cwd, home)
-    patterns = _pattern_variants(positive, cwd, home)
-    hit = any(wcglob.globmatch(s, p, flags=_PATH_MATCH_FLAGS) for s in subjects for p in patterns)
-    return hit != negate
+    return _match_subjects(tuple(_path_variants(os.fspath(subject), cwd, home)), pattern, cwd, home)
 
 
 def path_rule_matcher(
     path: str | os.PathLike[str], *, cwd: Path | None = None, home: Path | None = None
 ) -> Callable[[str], bool]:
-    return lambda pattern: path_matches(path, pattern, cwd=cwd, home=home)
+    subjects = tuple(_path_variants(os.fspath(path), cwd, home))
+    return lambda pattern: _match_subjects(subjects, pattern, cwd, home)
 
 
 def resolved_rule_matcher(
@@ -197,10 +255,13 @@ def resolved_rule_matcher(
     then still applies (a link to a denied file is denied), an allow rule does not (a link
     inside an allowed directory that leads elsewhere is not allowed).
     """
-    subjects = list(dict.fromkeys([str(resolved.real), str(resolved.lexical)]))
+    subjects = [
+        tuple(_path_variants(text, cwd, home))
+        for text in dict.fromkeys([str(resolved.real), str(resolved.lexical)])
+    ]
 
     def match(pattern: str) -> RuleMatch:
-        hits = [path_matches(s, pattern, cwd=cwd, home=home) for s in subjects]
+        hits = [_match_subjects(variants, pattern, cwd, home) for variants in subjects]
         if all(hits):
             return RuleMatch.FULL
         return RuleMatch.PARTIAL if any(hits) else RuleMatch.NONE

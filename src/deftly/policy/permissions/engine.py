@@ -94,9 +94,18 @@ class PermissionEngine:
         )
 
     def decide(
-        self, tool: str, execution: ToolExecution, traits: ToolTraits | None = None
+        self,
+        tool: str,
+        execution: ToolExecution,
+        traits: ToolTraits | None = None,
+        *,
+        deny_checked: bool = False,
     ) -> PermissionDecision:
-        """Run the chain for one resolved call. Pure apart from a few `stat` calls."""
+        """Run the chain for one resolved call. Pure apart from a few `stat` calls.
+
+        `deny_checked` says the deny rules were just checked for this very call (by
+        `denial`, with the rules unchanged since), so the first link need not match again.
+        """
         traits = traits or ToolTraits()
         mode = self._mode
         steps: list[Step] = []
@@ -120,7 +129,7 @@ class PermissionEngine:
             steps.append(Step(link, None, detail))
 
         # 1. deny rules
-        hit = self.rules.first_hit(RuleKind.DENY, tool, execution)
+        hit = None if deny_checked else self.rules.first_hit(RuleKind.DENY, tool, execution)
         if hit is not None:
             return decided(Link.DENY_RULES, Verdict.DENY, _rule_reason(hit), hit)
         passed(Link.DENY_RULES, _none_of(self.rules.of_kind(RuleKind.DENY), "deny rule"))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import stat
 from dataclasses import dataclass
-from pathlib import Path, PurePath
+from pathlib import Path
 
 from deftly.policy.paths import real_path
 
@@ -75,7 +75,7 @@ def _gitdir_from_file(marker: Path) -> tuple[Path, ...] | None:
 
 def has_git_component(path: str | os.PathLike[str]) -> bool:
     """Does the path go through a directory (or name a file) called `.git`, in any case?"""
-    return any(part.lower() == ".git" for part in PurePath(os.fspath(path)).parts)
+    return ".git" in os.fspath(path).lower().split("/")
 
 
 def is_within(path: Path, root: Path) -> bool:

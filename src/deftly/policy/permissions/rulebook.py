@@ -79,9 +79,17 @@ def covers(kind: RuleKind, match: RuleMatch) -> bool:
 
 @dataclass
 class RuleBook:
-    """The configured rules, in the order they were given (user file, project file, Python)."""
+    """The configured rules, in the order they were given (user file, project file, Python).
+
+    Change them with `add` and `remove` (the lists per kind are kept ready for the chain).
+    """
 
     entries: list[RuleEntry] = field(default_factory=list)
+    version: int = field(default=0, compare=False)
+    """Goes up with every change, so a decision knows whether the rules moved under it."""
+    _by_kind: tuple[tuple[int, int, int], dict[RuleKind, list[RuleEntry]]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     @classmethod
     def from_lists(
@@ -112,6 +120,7 @@ class RuleBook:
         """Add one rule at run time; raises RuleSyntaxError if it does not parse."""
         entry = RuleEntry(RuleKind(kind), parse_rule(text), origin)
         self.entries.append(entry)
+        self.version += 1
         return entry
 
     def remove(self, kind: RuleKind | str, text: str) -> bool:
@@ -119,10 +128,17 @@ class RuleBook:
         wanted = RuleKind(kind)
         before = len(self.entries)
         self.entries = [e for e in self.entries if not (e.kind is wanted and e.text == text)]
+        self.version += 1
         return len(self.entries) != before
 
     def of_kind(self, kind: RuleKind) -> list[RuleEntry]:
-        return [e for e in self.entries if e.kind is kind]
+        key = (self.version, id(self.entries), len(self.entries))
+        if self._by_kind is None or self._by_kind[0] != key:
+            grouped: dict[RuleKind, list[RuleEntry]] = {k: [] for k in RuleKind}
+            for entry in self.entries:
+                grouped[entry.kind].append(entry)
+            self._by_kind = (key, grouped)
+        return self._by_kind[1][kind]
 
     def __iter__(self) -> Iterator[RuleEntry]:
         return iter(list(self.entries))
