@@ -103,16 +103,31 @@ def _negated(pattern: str) -> tuple[bool, str]:
     return False, pattern
 
 
+_OPTIONAL_TRAILING_SLASHES = "[/]*?)$"
+
+
 @functools.lru_cache(maxsize=4096)
-def _compiled(patterns: tuple[str, ...], flags: int) -> re.Pattern[str]:
+def _compiled(patterns: tuple[str, ...], flags: int, exact_end: bool = False) -> re.Pattern[str]:
     """wcmatch's translation of globs (brace expansion included) into one regex, compiled
-    once: translating costs far more than matching."""
+    once: translating costs far more than matching.
+
+    wcmatch lets any glob match with trailing slashes added (a directory path). For a
+    command that would let `rm *` cover `rm -rf /`, so `exact_end` takes that out.
+    """
     include, _ = wcglob.translate(list(patterns), flags=flags)
+    if exact_end:
+        include = [
+            r[: -len(_OPTIONAL_TRAILING_SLASHES)] + ")$"
+            if r.endswith(_OPTIONAL_TRAILING_SLASHES)
+            else r
+            for r in include
+        ]
     return re.compile("|".join(f"(?:{regex})" for regex in include) or "(?!)")
 
 
 def _globmatch(subject: str, pattern: str, flags: int) -> bool:
-    return _compiled((pattern,), flags).fullmatch(subject) is not None
+    """Command, query and tool-name matching (no trailing-slash leeway)."""
+    return _compiled((pattern,), flags, True).fullmatch(subject) is not None
 
 
 def glob_matches(subject: str, pattern: str, *, ignore_case: bool = False) -> bool:
