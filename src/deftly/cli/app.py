@@ -151,6 +151,7 @@ def call_command(
 
     A call that needs approval is asked about at the terminal (when stdin is one), approved
     with --yes, or refused with a message that says how to allow it.
+
     Exit status: 0 when the tool succeeded, 1 when it returned an error, 2 when the call never
     reached the tool (unknown tool, bad arguments, a switched-off tool, a bad option).
     """

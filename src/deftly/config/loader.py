@@ -60,7 +60,7 @@ class LoadedConfig:
             for number, line in enumerate(self._texts.get(path, "").splitlines(), 1):
                 if any(spelling in line for spelling in spellings):
                     return f"{path}:{number}"
-        return ", ".join(str(p) for p in self.files) or "(inline configuration)"
+        return ", ".join(str(p) for p in self.files) or "the configuration passed in"
 
 
 def _merge(base: dict[str, Any], extra: Mapping[str, Any], trail: tuple[str, ...] = ()) -> None:

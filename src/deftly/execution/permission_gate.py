@@ -224,9 +224,9 @@ class PermissionGate:
 
     def _announce(self, ctx: BeforeContext, decision: PermissionDecision, resolution: str) -> None:
         record = PermissionRecord(ctx.call.id, decision, resolution)
-        self.events.emit(
-            RuntimeNotice(NOTICE_KIND, f"{decision.summary()} -> {resolution}", record)
-        )
+        message = f"{decision.summary()} -> {resolution}"
+        log.debug("permission for %s: %s", ctx.call.id, message)
+        self.events.emit(RuntimeNotice(NOTICE_KIND, message, record))
 
 
 def deny_text(decision: PermissionDecision) -> str:
