@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, NamedTuple
 
 from deftly.policy.permissions.modes import Mode
 from deftly.policy.permissions.rulebook import RuleEntry
@@ -55,8 +55,7 @@ _LABELS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Step:
+class Step(NamedTuple):
     """One link's answer: a verdict (it decided) or None (it passed the call on)."""
 
     link: Link

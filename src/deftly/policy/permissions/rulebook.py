@@ -87,8 +87,11 @@ class RuleBook:
     entries: list[RuleEntry] = field(default_factory=list)
     version: int = field(default=0, compare=False)
     """Goes up with every change, so a decision knows whether the rules moved under it."""
-    _by_kind: tuple[tuple[int, int, int], dict[RuleKind, list[RuleEntry]]] | None = field(
+    _by_kind: dict[RuleKind, list[RuleEntry]] | None = field(
         default=None, init=False, repr=False, compare=False
+    )
+    _by_kind_key: tuple[int, int, int] = field(
+        default=(-1, 0, 0), init=False, repr=False, compare=False
     )
 
     @classmethod
@@ -132,13 +135,21 @@ class RuleBook:
         return len(self.entries) != before
 
     def of_kind(self, kind: RuleKind) -> list[RuleEntry]:
-        key = (self.version, id(self.entries), len(self.entries))
-        if self._by_kind is None or self._by_kind[0] != key:
-            grouped: dict[RuleKind, list[RuleEntry]] = {k: [] for k in RuleKind}
-            for entry in self.entries:
+        grouped = self._by_kind
+        version, ident, size = self._by_kind_key
+        entries = self.entries
+        if (
+            grouped is None
+            or version != self.version
+            or ident != id(entries)
+            or size != len(entries)
+        ):
+            grouped = {k: [] for k in RuleKind}
+            for entry in entries:
                 grouped[entry.kind].append(entry)
-            self._by_kind = (key, grouped)
-        return self._by_kind[1][kind]
+            self._by_kind = grouped
+            self._by_kind_key = (self.version, id(entries), len(entries))
+        return grouped[kind]
 
     def __iter__(self) -> Iterator[RuleEntry]:
         return iter(list(self.entries))
