@@ -174,7 +174,8 @@ async def test_nobody_to_review_keeps_plan_mode_on(make_runtime: Any, ws: Path) 
     rt = await runtime(make_runtime)
     await enter_and_write_plan(rt)
     result = await rt.call("ExitPlanMode", {})
-    assert result.is_error and "--yes" in result.text and "Plan mode is still on" in result.text
+    assert result.is_error and "--yes" in result.text and "--mode auto" in result.text
+    assert "plan mode is still on" in result.text and "allow = [" not in result.text
     assert rt.plan_mode.active
 
 

@@ -163,6 +163,14 @@ class PlanGuard:
             if answer.via == "approve_asks":
                 return Proceed(PlanReview(reviewed=False, how="approve_asks (--yes)"))
             return Proceed(PlanReview(reviewed=True, how="the user", selected=response.selected))
+        if answer.via == "non_interactive":
+            return Veto(
+                ToolResult.error(
+                    "The plan needs the user's approval, and no one can be asked here (nothing "
+                    "interactive is attached), so plan mode is still on. To end plan mode "
+                    "without a review: --yes (Python: approve_asks=True) or --mode auto."
+                )
+            )
         if answer.via != "person":
             detail = answer.message or "the plan could not be reviewed"
             return Veto(ToolResult.error(f"{detail}\nPlan mode is still on."))
