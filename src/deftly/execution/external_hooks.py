@@ -56,7 +56,8 @@ Status = Literal["ok", "blocked", "failed", "timeout", "cancelled"]
 NOTICE_KIND = "hook"
 RESPONSE_CHARS = 10_000
 """How much of a tool's output a PostToolUse hook receives."""
-_POLL = 0.02
+_POLL_FIRST = 0.005
+_POLL_MAX = 0.05
 _PIPE_GRACE = 2.0
 """After the hook's group is killed, how long to wait for its pipes to close (a process
 that left the group on purpose may hold them)."""
@@ -314,10 +315,22 @@ def _json_denial(answer: Any) -> str | None:
 
 
 async def _exited(proc: asyncio.subprocess.Process) -> None:
-    """Until the hook's own process ends. (Before Python 3.12, `proc.wait()` also waits for
-    every process that inherited its pipes, so a leftover child would hold it open.)"""
-    while proc.returncode is None:  # noqa: ASYNC110 (no exit event to wait on in 3.11)
-        await asyncio.sleep(_POLL)
+    """Until the hook's own process ends.
+
+    Before Python 3.12 `proc.wait()` also waits for every process that inherited the
+    hook's pipes, so a child left running would hold it open; the exit status is therefore
+    also looked at every few milliseconds.
+    """
+    waiter = asyncio.ensure_future(proc.wait())
+    delay = _POLL_FIRST
+    try:
+        while proc.returncode is None:
+            done, _ = await asyncio.wait({waiter}, timeout=delay)
+            if done:
+                return
+            delay = min(delay * 2, _POLL_MAX)
+    finally:
+        waiter.cancel()
 
 
 async def _feed(stdin: asyncio.StreamWriter, data: bytes) -> None:
