@@ -38,6 +38,9 @@ async def make_runtime(workspace: Path) -> AsyncIterator[Callable[..., Any]]:
     async def make(**kwargs: Any) -> Runtime:
         kwargs.setdefault("config", {})
         kwargs.setdefault("plugins", False)
+        # Tests that are not about permissions approve every ask (never a deny); the
+        # permission tests pass approve_asks=False and an approver of their own.
+        kwargs.setdefault("approve_asks", True)
         runtime = Runtime(kwargs.pop("root", workspace), **kwargs)
         await runtime.start()
         made.append(runtime)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -10,7 +11,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from deftly import Accesses, Tool, ToolContext, ToolExecution, ToolResult, ToolTraits, ToolUpdate
 from deftly.contract import FileIODisplay
 from deftly.env import ExecEnv
-from deftly.policy import PathOp, Workspace, literal_rule, path_rule_matcher
+from deftly.policy import PathOp, Workspace, glob_rule_matcher, literal_rule, path_rule_matcher
+from deftly.policy.rules import resolved_rule_matcher
 
 
 class EchoParams(BaseModel):
@@ -134,6 +136,114 @@ class BrokenTool(Tool[BrokenParams]):
             return ToolResult.ok("fine")
 
         return ToolExecution(accesses=Accesses.none(), approval_rule=self.name, execute=run)
+
+
+# -- path-taking tools for the safety suite ------------------------------------------------
+# Small real tools that read and write through the path policy the way the file tools do:
+# `workspace.locate` in resolve (nothing touched there), the real path declared as the
+# access, the rule matcher over both the given and the real path, the I/O through ExecEnv.
+
+
+class PathParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    path: str = Field(description="The file to read.")
+
+
+class PeekTool(Tool[PathParams]):
+    """Reads a text file (a stand-in for Read)."""
+
+    name = "Peek"
+    description = "Read a text file."
+    params = PathParams
+    traits = ToolTraits(read_only=True)
+
+    def __init__(self, env: ExecEnv, workspace: Workspace):
+        self.env = env
+        self.workspace = workspace
+
+    def resolve(self, args: PathParams) -> ToolExecution:
+        found = self.workspace.locate(args.path, PathOp.READ)
+        return ToolExecution(
+            accesses=Accesses.read_file(found.real),
+            display=FileIODisplay(operation="read", path=str(found.real)),
+            description=f"Reading {args.path}",
+            approval_rule=literal_rule(self.name, found.real),
+            matches_rule=resolved_rule_matcher(
+                found, cwd=self.workspace.cwd, home=self.workspace.home
+            ),
+            execute=lambda ctx: self._read(found.real),
+        )
+
+    def _read(self, path: Path) -> ToolResult:
+        try:
+            return ToolResult.ok(self.env.read_bytes(path).decode("utf-8", errors="replace"))
+        except OSError as exc:
+            return ToolResult.error(f"cannot read {path}: {exc.strerror}")
+
+
+class WriteParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    path: str = Field(description="The file to write.")
+    content: str = Field(description="The whole new content.")
+
+
+class ScribbleTool(Tool[WriteParams]):
+    """Writes a whole file, creating parent directories (a stand-in for Write)."""
+
+    name = "Scribble"
+    description = "Write a text file."
+    params = WriteParams
+
+    def __init__(self, env: ExecEnv, workspace: Workspace):
+        self.env = env
+        self.workspace = workspace
+
+    def resolve(self, args: WriteParams) -> ToolExecution:
+        found = self.workspace.locate(args.path, PathOp.WRITE)
+        return ToolExecution(
+            accesses=Accesses.write_file(found.real),
+            display=FileIODisplay(operation="write", path=str(found.real), content=args.content),
+            description=f"Writing {args.path}",
+            approval_rule=literal_rule(self.name, found.real),
+            matches_rule=resolved_rule_matcher(
+                found, cwd=self.workspace.cwd, home=self.workspace.home
+            ),
+            execute=lambda ctx: self._write(found.real, args.content),
+        )
+
+    def _write(self, path: Path, content: str) -> ToolResult:
+        try:
+            self.env.make_dirs(path.parent)
+            self.env.write_atomic(path, content.encode())
+        except OSError as exc:
+            return ToolResult.error(f"cannot write {path}: {exc.strerror}")
+        return ToolResult.ok(f"wrote {len(content)} characters to {path}")
+
+
+class WriteTool(ScribbleTool):
+    """The same, under the name the permission chain and plan mode know as "Write"."""
+
+    name = "Write"
+
+
+class NamedTool(Tool[EchoParams]):
+    """A do-nothing tool with any name and traits (TaskStop, CronCreate, an MCP name...)."""
+
+    params = EchoParams
+
+    def __init__(self, name: str, *, read_only: bool = False, subject: str | None = None):
+        self.name = name
+        self.description = name
+        self.traits = ToolTraits(read_only=read_only)
+        self._subject = subject
+
+    def resolve(self, args: EchoParams) -> ToolExecution:
+        return ToolExecution(
+            accesses=Accesses.none(),
+            approval_rule=literal_rule(self.name, args.text) if self._subject else self.name,
+            matches_rule=glob_rule_matcher(args.text) if self._subject else None,
+            execute=lambda ctx: ToolResult.ok(f"{self.name} ran with {args.text}"),
+        )
 
 
 class TickParams(BaseModel):

@@ -11,6 +11,7 @@ the tool registry, hooks and the executor, and closes whatever its tools started
 from __future__ import annotations
 
 import contextlib
+import inspect
 import itertools
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -22,25 +23,35 @@ from typing import Any, Self
 from deftly.config.loader import LoadedConfig, load_config, parse_config
 from deftly.config.model import DeftlyConfig
 from deftly.contract.diagnostics import Diagnostic
-from deftly.contract.errors import ConfigError, ToolLoadError
+from deftly.contract.errors import ConfigError, DeftlyError, ToolLoadError
 from deftly.contract.schema import JsonSchema
-from deftly.contract.tool import BaseTool, CancelToken
+from deftly.contract.tool import BaseTool, CancelToken, ToolExecution
 from deftly.env.base import ExecEnv
 from deftly.env.local import LocalEnv
-from deftly.execution.calls import CallResult, ToolCall
+from deftly.execution.calls import ArgumentsParseError, CallResult, ToolCall, parse_arguments
 from deftly.execution.events import (
     Event,
     EventBus,
     EventListener,
+    RuntimeNotice,
     ToolCallFinished,
     ToolCallStarted,
 )
 from deftly.execution.executor import Executor
-from deftly.execution.hooks import AfterHook, BeforeHook, HookChain
+from deftly.execution.external_hooks import CommandHook, ExternalHooks
+from deftly.execution.hooks import AfterHook, BeforeHook, HookChain, HookOrder
+from deftly.execution.permission_gate import PermissionGate
 from deftly.execution.spill import OutputBudget, Spiller
 from deftly.mcp.manager import McpManager
-from deftly.policy.approval import Approver
+from deftly.policy.approval import Approver, NonInteractiveApprover
 from deftly.policy.paths import Workspace
+from deftly.policy.permissions import (
+    Mode,
+    PermissionDecision,
+    PermissionEngine,
+    RuleBook,
+    parse_mode,
+)
 from deftly.policy.tool_policy import ToolPolicy, find_inactive_patterns
 from deftly.registry.activation import Activation, Profile, known_names
 from deftly.registry.contribution import (
@@ -56,6 +67,7 @@ from deftly.skills import SkillService
 from deftly.tools import builtin_contributions
 from deftly.tools.collab.skill import SkillHost
 from deftly.tools.meta.disclosure import DeferredTools, ModelTools
+from deftly.tools.plan.mode import PlanGuard, PlanMode
 from deftly.tools.shell.tasks import BackgroundTasks
 
 log = logging.getLogger(__name__)
@@ -108,9 +120,6 @@ class Runtime:
             raise ConfigError(f"The workspace {self.workspace_path} is not a directory.")
         self.loaded = self._load_config(config)
         self.config = self.loaded.config
-        self.mode = mode or self.config.permissions.mode
-        self.approve_asks = approve_asks
-        self.approver = approver
         self.env = env or LocalEnv()
         self.home = Path(home).expanduser() if home else data_home()
         self.session_id = session_id or new_session_id()
@@ -120,10 +129,11 @@ class Runtime:
         self.workspace.add_directory(self.spill_dir)
         for extra in self.config.permissions.additional_directories:
             self.workspace.add_directory(Path(extra).expanduser())
+        self.events = EventBus()
+        self._init_safety(mode, approve_asks, approver)
         self.profile = profile or Profile()
         self.policy = ToolPolicy.from_lists(self.config.tools.enabled, self.config.tools.disabled)
         self.diagnostics: list[Diagnostic] = []
-        self.events = EventBus()
         self.registry = ToolRegistry()
         self.services = Services()
         self.before_hooks: HookChain[BeforeHook] = HookChain()
@@ -164,6 +174,7 @@ class Runtime:
             return
         self._started = True
         self._provide_services()
+        self._wire_safety()
         self._wire_skills()
         await self._wire_shell()
         await self._wire_mcp()
@@ -245,6 +256,108 @@ class Runtime:
     def _budget(self) -> OutputBudget:
         out = self.config.output
         return OutputBudget(out.max_chars, out.retained_chars, out.head_chars, out.tail_chars)
+
+    # -- safety: permissions, approvals, plan mode, external hooks ------------------------
+
+    def _init_safety(self, mode: str | None, approve_asks: bool, approver: Approver | None) -> None:
+        """The permission engine and gate; bad rules or a bad mode fail here, at load."""
+        section = self.config.permissions
+        rules = RuleBook.from_lists(
+            allow=section.allow, ask=section.ask, deny=section.deny, origin=self.loaded.origin
+        )
+        chosen = parse_mode(mode, "Runtime(mode=...)") if mode is not None else section.mode
+        self.permissions = PermissionEngine(self.workspace, rules, chosen)
+        self.gate = PermissionGate(
+            self.permissions, self.events, approver=approver, approve_asks=approve_asks
+        )
+        self.plan_mode = PlanMode(self.session_dir / "plans")
+        self.workspace.add_directory(self.plan_mode.plans_dir)
+        self.permissions.on_mode_change(
+            lambda old, new: self.events.emit(
+                RuntimeNotice("permission_mode", f"permission mode: {old} -> {new}", str(new))
+            )
+        )
+
+    def _wire_safety(self) -> None:
+        """Install the before/after hooks that guard every call, in their fixed order:
+        deny rules, plan mode, PreToolUse commands, (host hooks), approval; PostToolUse."""
+        self.gate.install(self.before_hooks)
+        guard = PlanGuard(self.plan_mode, self.gate, lambda: self.mode)
+        self.before_hooks.add("plan-mode", guard, order=HookOrder.PLAN_GUARD)
+        self.gate.grants.append(guard.grant)
+        self.services.provide(self.plan_mode)
+        hooks = self.config.hooks
+        commands = [
+            CommandHook(
+                "PreToolUse", h.command, h.matcher, h.timeout, self.loaded.origin(h.command)
+            )
+            for h in hooks.pre_tool_use
+        ] + [
+            CommandHook(
+                "PostToolUse", h.command, h.matcher, h.timeout, self.loaded.origin(h.command)
+            )
+            for h in hooks.post_tool_use
+        ]
+        self.external_hooks = ExternalHooks(
+            commands,
+            workspace=self.workspace_path,
+            session_id=self.session_id,
+            events=self.events,
+            mode=lambda: self.mode,
+        )
+        self.external_hooks.install(self.before_hooks, self.after_hooks)
+
+    @property
+    def mode(self) -> Mode:
+        """The permission mode: manual, yolo or auto."""
+        return self.permissions.mode
+
+    def set_mode(self, mode: Mode | str) -> Mode:
+        """Switch the permission mode now (ConfigError if unknown); returns the old one."""
+        return self.permissions.set_mode(mode)
+
+    @property
+    def approve_asks(self) -> bool:
+        """Approve every call that would ask (like `--yes`); never overrides a deny."""
+        return self.gate.approve_asks
+
+    @approve_asks.setter
+    def approve_asks(self, value: bool) -> None:
+        self.gate.approve_asks = value
+
+    @property
+    def approver(self) -> Approver:
+        """Who is asked when a call needs approval (default: nobody, so asks are refused)."""
+        return self.gate.approver
+
+    @approver.setter
+    def approver(self, approver: Approver | None) -> None:
+        self.gate.approver = approver or NonInteractiveApprover()
+
+    async def explain(
+        self, name: str, arguments: Mapping[str, Any] | str | None = None
+    ) -> PermissionDecision:
+        """What the permission chain would decide for this call, without running it (and
+        without asking anyone). Raises DeftlyError when the call would fail before the
+        chain: an unknown or switched-off tool, bad arguments, a refused path."""
+        if not self._started:
+            await self.start()
+        entry = self.registry.get(name)
+        if entry is None or not self._is_switched_on(entry.name, entry.source):
+            raise DeftlyError(f'There is no active tool named "{name}".')
+        try:
+            raw = parse_arguments(arguments)
+        except ArgumentsParseError as exc:
+            raise DeftlyError(f'The arguments for "{name}" are not valid JSON ({exc}).') from None
+        resolution = entry.tool.resolve(entry.tool.parse_args(raw))
+        if inspect.isawaitable(resolution):
+            resolution = await resolution
+        if not isinstance(resolution, ToolExecution):
+            raise DeftlyError(
+                f'"{name}" answers this call itself without running anything, so no '
+                "permission is needed."
+            )
+        return self.permissions.decide(name, resolution, entry.tool.traits)
 
     def _provide_services(self) -> None:
         """Everything a tool's constructor may ask for, by type."""

@@ -77,7 +77,9 @@ def test_call_success_error_and_usage_exit_codes(cli_workspace: Path) -> None:
         "display",
     }
 
-    failed = deftly("call", "Broken", '{"how": "raise"}', "-w", str(cli_workspace), "--json")
+    failed = deftly(
+        "call", "Broken", '{"how": "raise"}', "-w", str(cli_workspace), "--json", "--yes"
+    )
     assert failed.returncode == 1 and json.loads(failed.stdout)["is_error"] is True
 
     for bad in (["call", "Nope"], ["call", "Echo", "{not json"], ["call", "Echo", '{"txt": 1}']):
@@ -97,7 +99,7 @@ def test_batch_runs_raw_model_arguments_in_input_order(cli_workspace: Path) -> N
         {"id": "d", "name": "Big", "arguments": {"chars": 5000}},
     ]
     stdin = "\n".join(json.dumps(line) for line in lines) + "\n"
-    result = deftly("batch", "-", "-w", str(cli_workspace), "--json", stdin=stdin)
+    result = deftly("batch", "-", "-w", str(cli_workspace), "--json", "--yes", stdin=stdin)
     assert result.returncode == 1, result.stderr
     rows = [json.loads(line) for line in result.stdout.splitlines()]
     assert [r["tool_call_id"] for r in rows] == ["a", "b", "c", "d"]

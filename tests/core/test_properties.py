@@ -137,7 +137,7 @@ def test_random_batches_never_run_conflicting_calls_together(
         probe = ProbeTool()
         probe.plan = plan
         async with Runtime(
-            workspace, config={}, plugins=False, builtins=False, tools=[probe]
+            workspace, config={}, plugins=False, builtins=False, tools=[probe], approve_asks=True
         ) as rt:
             results = await rt.run_batch(
                 [

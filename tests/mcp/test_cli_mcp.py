@@ -84,6 +84,7 @@ def test_tools_and_call_see_mounted_tools(workspace: Path, tmp_path: Path) -> No
         "--mcp-config",
         str(extra),
         "--json",
+        "--yes",
     )
     assert called.returncode == 0, called.stderr
     assert json.loads(called.stdout)["output"] == "from the cli"

@@ -40,6 +40,7 @@ async def mount(workspace: Path, servers: dict[str, Any], **mcp: Any) -> Runtime
         config={"mcp": {"servers": servers, **mcp}},
         builtins=False,
         plugins=False,
+        approve_asks=True,  # these tests are about mounting, not permissions
     )
     await runtime.start()
     return runtime

@@ -21,6 +21,7 @@ async def runtime(workspace: Path, tmp_path: Path, **mcp: Any) -> Runtime:
         tools=[EchoTool, *meta.CONTRIBUTIONS],
         builtins=False,
         plugins=False,
+        approve_asks=True,  # these tests are about disclosure, not permissions
     )
     await rt.start()
 

@@ -51,7 +51,7 @@ def LONG_CALL(marker: Path) -> tuple[str, dict[str, Any]]:
 
 @asynccontextmanager
 async def http_serve(
-    workspace: Path, *args: str
+    workspace: Path, *args: str, permission: str = "auto"
 ) -> AsyncIterator[tuple[str, subprocess.Popen[str]]]:
     """`deftly serve --transport http --port 0`; yields its URL; stops it with SIGTERM."""
     proc = subprocess.Popen(
@@ -61,7 +61,7 @@ async def http_serve(
             "-w",
             str(workspace),
             "--mode",
-            "auto",
+            permission,
             "-t",
             "http",
             "--port",
@@ -92,19 +92,26 @@ async def http_serve(
 
 @asynccontextmanager
 async def connect(
-    workspace: Path, transport: str, mode: str, *args: str, **client: Any
+    workspace: Path,
+    transport: str,
+    mode: str,
+    *args: str,
+    permission: str = "auto",
+    **client: Any,
 ) -> AsyncIterator[Client]:
+    """A real `deftly serve` process (permission mode `permission`) and an SDK client
+    speaking protocol era `mode` to it."""
     if transport == "stdio":
         params = StdioServerParameters(
             command=DEFTLY,
-            args=["serve", "-w", str(workspace), "--mode", "auto", *args],
+            args=["serve", "-w", str(workspace), "--mode", permission, *args],
             env=subprocess_env(),
         )
         async with Client(params, mode=mode, **client) as session:
             yield session
     else:
         async with (
-            http_serve(workspace, *args) as (url, proc),
+            http_serve(workspace, *args, permission=permission) as (url, proc),
             Client(url, mode=mode, **client) as session,
         ):
             yield session
@@ -221,13 +228,17 @@ async def test_serve_also_serves_mounted_mcp_tools(serve_workspace: Path, tmp_pa
         assert text_of(result) == "nested"
 
 
-# -- asking the client's user ------------------------------------------------------------
+# -- asking the client's user (the real permission engine, in manual mode) ---------------
 
 
-def answering(decision: str, note: str | None = None, seen: list[str] | None = None) -> Any:
+def answering(*decisions: str, note: str | None = None, seen: list[str] | None = None) -> Any:
+    """An elicitation callback that gives these answers in turn (the last one repeats)."""
+    answers = list(decisions)
+
     async def elicit(ctx: Any, params: Any) -> mt.ElicitResult:
         if seen is not None:
             seen.append(params.message)
+        decision = answers.pop(0) if len(answers) > 1 else answers[0]
         content: dict[str, Any] = {"decision": decision}
         if note:
             content["feedback"] = note
@@ -236,104 +247,74 @@ def answering(decision: str, note: str | None = None, seen: list[str] | None = N
     return elicit
 
 
-@asynccontextmanager
-async def gated(
-    workspace: Path, decisions: Path, mode: str, transport: str = "stdio", **client: Any
-) -> AsyncIterator[Client]:
-    """A real serve process whose test gate asks the approver before every Sleep write."""
-    module = ["-m", "tests.mcp.gated_serve", str(workspace), str(decisions)]
-    if transport == "stdio":
-        params = StdioServerParameters(
-            command=str(Path(DEFTLY).with_name("python")),
-            args=module,
-            env=subprocess_env(),
-            cwd=str(Path(__file__).resolve().parents[2]),
-        )
-        async with Client(params, mode=mode, **client) as session:
-            yield session
-        return
-    proc = subprocess.Popen(
-        [str(Path(DEFTLY).with_name("python")), *module, "--transport", "http"],
-        env=subprocess_env(),
-        stderr=subprocess.PIPE,
-        text=True,
-        cwd=str(Path(__file__).resolve().parents[2]),
-    )
-    try:
-        assert proc.stderr is not None
-        url = next(
-            m.group(1) for line in proc.stderr if (m := re.search(r"(http://\S+/mcp)", line))
-        )
-        async with Client(url, mode=mode, **client) as session:
-            yield session
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=60)
-
-
 WRITE = {"path": "notes.txt", "write": True, "seconds": 0.01}
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_approval_is_asked_through_elicitation(
-    serve_workspace: Path, tmp_path: Path, mode: str
-) -> None:
-    decisions = tmp_path / "decisions"
+async def test_approval_is_asked_through_elicitation(serve_workspace: Path, mode: str) -> None:
     questions: list[str] = []
-    async with gated(
-        serve_workspace, decisions, mode, elicitation_callback=answering("approve", seen=questions)
+    async with connect(
+        serve_workspace,
+        "stdio",
+        mode,
+        permission="manual",
+        elicitation_callback=answering("approve", seen=questions),
     ) as client:
         result = await client.call_tool("Sleep", WRITE)
         assert (result.is_error, text_of(result)) == (False, "slept on notes.txt")
-        plain = await client.call_tool("Sleep", {"path": "notes.txt", "seconds": 0.01})
-        assert not plain.is_error
-    assert decisions.read_text().split() == ["approve"]
-    [question] = questions
+        echoed = await client.call_tool("Echo", {"text": "read-only"})
+        assert text_of(echoed) == "read-only"
+    [question] = questions  # the read-only Echo was approved without asking
     assert "Sleep" in question and str(serve_workspace / "notes.txt") in question
-    assert "the test gate asks before every write" in question
 
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_rejection_and_session_approval_reach_the_engine(
-    serve_workspace: Path, tmp_path: Path, mode: str
+    serve_workspace: Path, mode: str
 ) -> None:
-    decisions = tmp_path / "decisions"
-    async with gated(
-        serve_workspace, decisions, mode, elicitation_callback=answering("reject", "use b.txt")
+    questions: list[str] = []
+    async with connect(
+        serve_workspace,
+        "stdio",
+        mode,
+        permission="manual",
+        elicitation_callback=answering(
+            "reject", "approve_session", note="use b.txt", seen=questions
+        ),
     ) as client:
         rejected = await client.call_tool("Sleep", WRITE)
         assert rejected.is_error
-        assert 'The user rejected the call to "Sleep"' in text_of(rejected)
+        assert 'The user declined to run "Sleep"' in text_of(rejected)
         assert "use b.txt" in text_of(rejected)
-    async with gated(
-        serve_workspace, decisions, mode, elicitation_callback=answering("approve_session")
-    ) as client:
         assert not (await client.call_tool("Sleep", WRITE)).is_error
-    assert decisions.read_text().split() == ["reject", "approve_session"]
+        again = await client.call_tool("Sleep", WRITE)  # remembered for the session
+        assert not again.is_error
+    assert len(questions) == 2
 
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_without_elicitation_the_refusal_says_how_to_allow(
-    serve_workspace: Path, tmp_path: Path, mode: str
+    serve_workspace: Path, mode: str
 ) -> None:
-    decisions = tmp_path / "decisions"
-    async with gated(serve_workspace, decisions, mode) as client:
+    async with connect(serve_workspace, "stdio", mode, permission="manual") as client:
         result = await client.call_tool("Sleep", WRITE)
     text = text_of(result)
     assert result.is_error
     assert "does not support elicitation" in text
+    assert "declined" not in text  # nobody was asked, so nobody declined
     assert "--mode auto" in text
     assert f'"Sleep({serve_workspace / "notes.txt"})"' in text
     assert "[permissions] allow" in text
-    assert decisions.read_text().split() == ["reject"]
 
 
-async def test_approval_over_http(serve_workspace: Path, tmp_path: Path) -> None:
-    decisions = tmp_path / "decisions"
+async def test_approval_over_http(serve_workspace: Path) -> None:
     for mode in MODES:
-        async with gated(
-            serve_workspace, decisions, mode, "http", elicitation_callback=answering("approve")
+        async with connect(
+            serve_workspace,
+            "http",
+            mode,
+            permission="manual",
+            elicitation_callback=answering("approve"),
         ) as client:
             result = await client.call_tool("Sleep", WRITE)
             assert text_of(result) == "slept on notes.txt"
-    assert decisions.read_text().split() == ["approve", "approve"]

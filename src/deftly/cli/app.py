@@ -13,6 +13,13 @@ from typing import Annotated, Any, TypeVar
 import typer
 from rich.console import Console
 
+from deftly.cli import permissions as permissions_cli
+from deftly.cli.permissions import (
+    NoticePrinter,
+    explanation_json,
+    explanation_text,
+    terminal_approver,
+)
 from deftly.cli.render import call_json, render_call, tools_table
 from deftly.cli.skills import skills_app
 from deftly.contract.errors import DeftlyError
@@ -74,6 +81,12 @@ McpConfigOpt = Annotated[
         resolve_path=True,
     ),
 ]
+ExplainOpt = Annotated[
+    bool,
+    typer.Option(
+        "--explain", help="Also print how the permission decision was made, link by link."
+    ),
+]
 
 USAGE_ERROR = 2
 
@@ -104,11 +117,14 @@ def build_runtime(
     mode: str | None,
     yes: bool,
     *,
+    interactive: bool = True,
     mcp_config: list[Path] | None = None,
     approver: Approver | None = None,
 ) -> Runtime:
     if mode is not None and mode not in ("manual", "yolo", "auto"):
         raise UsageError(f"unknown mode {mode!r}; use manual, yolo or auto")
+    if approver is None and not yes:
+        approver = terminal_approver(interactive)
     runtime = Runtime(workspace, mode=mode, approve_asks=yes, approver=approver)
     for path in mcp_config or ():
         runtime.add_mcp_config(path)
@@ -155,20 +171,37 @@ def call_command(
     yes: YesOpt = False,
     as_json: JsonOpt = False,
     mcp_config: McpConfigOpt = None,
+    explain: ExplainOpt = False,
 ) -> None:
     """Run one tool call through the whole pipeline (validation, policy, permissions, hooks).
+
+    A call that needs approval is asked about at the terminal (when stdin is one), approved
+    with --yes, or refused with a message that says how to allow it.
 
     Exit status: 0 when the tool succeeded, 1 when it returned an error, 2 when the call never
     reached the tool (unknown tool, bad arguments, a switched-off tool, a bad option).
     """
 
     async def main() -> int:
+        notices = NoticePrinter(err)
         async with build_runtime(workspace, mode, yes, mcp_config=mcp_config) as rt:
+            notices.attach(rt)
             print_diagnostics(rt)
             result = await rt.call(name, arguments, call_id="cli_1")
+        record = notices.record_for("cli_1")
         if as_json:
-            sys.stdout.write(json.dumps(call_json(result)) + "\n")
+            data = call_json(result)
+            if explain:
+                data["permission"] = explanation_json(record)
+            sys.stdout.write(json.dumps(data) + "\n")
         else:
+            if explain:
+                out.print(
+                    explanation_text(record, result.outcome),
+                    highlight=False,
+                    markup=False,
+                    soft_wrap=True,
+                )
             render_call(out, result)
         if result.outcome is Outcome.PREFLIGHT_REJECTED:
             return USAGE_ERROR
@@ -226,7 +259,10 @@ def batch_command(
 
     async def main() -> int:
         calls = read_batch(source)
-        async with build_runtime(workspace, mode, yes, mcp_config=mcp_config) as rt:
+        async with build_runtime(
+            workspace, mode, yes, interactive=source != "-", mcp_config=mcp_config
+        ) as rt:
+            NoticePrinter(err).attach(rt)
             print_diagnostics(rt)
             results = await rt.run_batch(calls)
         for result in results:
@@ -241,6 +277,7 @@ def batch_command(
     raise typer.Exit(run_async(main))
 
 
+permissions_cli.register(app, build_runtime, run_async)
 import deftly.cli.mcp  # noqa: E402, F401  (registers `serve` and `mcp`)
 
 

@@ -9,8 +9,10 @@ remembers the file and line it came from, so an error can point at it.
 from __future__ import annotations
 
 import difflib
+import json
 import os
 import tomllib
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,11 +50,17 @@ class LoadedConfig:
 
     def origin(self, value: str) -> str:
         """ "file:line" of the first place `value` appears as a string, or the file list."""
+        spellings = {
+            f'"{value}"',
+            f"'{value}'",
+            json.dumps(value),
+            json.dumps(value, ensure_ascii=False),
+        }
         for path in reversed(self.files):
             for number, line in enumerate(self._texts.get(path, "").splitlines(), 1):
-                if f'"{value}"' in line or f"'{value}'" in line:
+                if any(spelling in line for spelling in spellings):
                     return f"{path}:{number}"
-        return ", ".join(str(p) for p in self.files) or "(inline configuration)"
+        return ", ".join(str(p) for p in self.files) or "the configuration passed in"
 
 
 def _merge(base: dict[str, Any], extra: Mapping[str, Any], trail: tuple[str, ...] = ()) -> None:
@@ -89,12 +97,18 @@ def _describe_error(error: ValidationError, model: type[BaseModel], where: str) 
 def _known_keys(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
     current: Any = model
     for part in loc:
+        if isinstance(part, int):
+            args = typing.get_args(current)
+            current = args[0] if args else None
+            continue
         fields = getattr(current, "model_fields", None)
-        if not fields or part not in fields:
+        by_key = {(info.alias or name): info for name, info in (fields or {}).items()}
+        by_key.update(fields or {})
+        if part not in by_key:
             return []
-        current = fields[part].annotation
+        current = by_key[part].annotation
     fields = getattr(current, "model_fields", None)
-    return list(fields) if fields else []
+    return [info.alias or name for name, info in fields.items()] if fields else []
 
 
 def parse_config(data: Mapping[str, Any], where: str = "the configuration") -> DeftlyConfig:

@@ -6,12 +6,16 @@ say nothing (go on), `Allow` (final: skip the rest of the chain and run), `Proce
 permission gate, plan mode and external PreToolUse hooks are before hooks.
 
 *After* hooks see every finished call (whatever its outcome) and may replace its result.
+
+Built-in before-hooks sit at fixed places (`HookOrder`); a hook added without an order runs
+at 0: after deny rules, plan mode and external PreToolUse hooks, before anyone is asked.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from enum import IntEnum
 from typing import Any, Generic, TypeAlias, TypeVar
 
 from deftly.contract.result import ToolResult
@@ -19,6 +23,22 @@ from deftly.contract.tool import BaseTool, CancelToken, ToolExecution
 from deftly.execution.calls import Outcome, ToolCall
 
 H = TypeVar("H")
+
+
+class HookOrder(IntEnum):
+    """Where the runtime's own before-hooks sit in the chain (lower runs first)."""
+
+    PERMISSION_CHECK = -1000
+    """Deny rules veto before anything else runs (nothing can override a deny)."""
+    PLAN_GUARD = -900
+    """Plan mode refuses edits and reviews the plan."""
+    EXTERNAL = -800
+    """PreToolUse commands from the `[hooks]` config."""
+    DEFAULT = 0
+    """In-process hooks added by a host."""
+    APPROVAL = 1000
+    """The permission gate approves, or asks a person; last, so nobody is asked about a
+    call that a later check would refuse anyway."""
 
 
 @dataclass(frozen=True, slots=True)

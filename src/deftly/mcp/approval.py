@@ -140,7 +140,7 @@ class ElicitationApprover:
     def _refuse(self, request: ApprovalRequest, why: str) -> ApprovalResponse:
         return ApprovalResponse(
             "reject",
-            feedback=(
+            refusal=(
                 f'"{request.tool}" needs approval ({request.reason}), and {why}, so the call '
                 f"was not run. {how_to_allow(request, self.workspace)} Tell the user this; "
                 "do not retry the call until they have allowed it."
@@ -164,11 +164,5 @@ class ElicitationApprover:
         feedback = note.strip() if isinstance(note, str) and note.strip() else None
         decision = content.get("decision")
         if answer.action != "accept" or decision not in DECISIONS or decision == "reject":
-            return ApprovalResponse(
-                "reject",
-                feedback=(
-                    f'The user rejected the call to "{request.tool}". '
-                    + (f"Their note: {feedback}" if feedback else "Ask them how to proceed.")
-                ),
-            )
+            return ApprovalResponse("reject", feedback=feedback)
         return ApprovalResponse("approve_session" if decision == "approve_session" else "approve")

@@ -9,10 +9,12 @@ call's `approval_rule`), or reject with feedback for the model.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from deftly.contract.display import Display
+from deftly.policy.permissions.decision import Link, PermissionDecision
 
 Decision = Literal["approve", "approve_session", "reject"]
 
@@ -35,6 +37,11 @@ class ApprovalRequest:
 class ApprovalResponse:
     decision: Decision
     feedback: str | None = None
+    selected: str | None = None
+    """The option a person picked, when the display offered some (a plan's approaches)."""
+    refusal: str | None = None
+    """Set when nobody could be asked: what the model is told instead of "the user
+    declined" (why no one could answer, and how to allow the call)."""
 
     @property
     def approved(self) -> bool:
@@ -43,3 +50,51 @@ class ApprovalResponse:
 
 class Approver(Protocol):
     async def request(self, request: ApprovalRequest) -> ApprovalResponse: ...
+
+
+class NonInteractiveApprover:
+    """For when no person can be asked: every ask is refused, saying how to allow it.
+
+    The refusal names the three ways out: `--yes` (Python: `approve_asks=True`), a mode
+    (`--mode`; Python: `Runtime(mode=...)` or `rt.set_mode(...)`), or an allow rule with
+    the exact rule text to add to the config.
+    """
+
+    async def request(self, request: ApprovalRequest) -> ApprovalResponse:
+        return ApprovalResponse("reject", refusal=self.refusal(request))
+
+    def refusal(self, request: ApprovalRequest, decision: PermissionDecision | None = None) -> str:
+        link = decision.link if decision is not None else None
+        lines = [
+            f'Tool "{request.tool}" was not run: it needs approval, and no one can approve it '
+            f"here (nothing interactive is attached). It asks because {request.reason}.",
+            "To allow it:",
+            "  - approve every call that asks: the --yes option (Python: approve_asks=True);",
+        ]
+        if link is Link.ASK_RULES and decision is not None and decision.rule is not None:
+            lines.append(
+                '  - or the auto mode: --mode auto (Python: Runtime(mode="auto") or '
+                'rt.set_mode("auto"));'
+            )
+            lines.append(
+                f'  - or remove the ask rule "{decision.rule.text}" ({decision.rule.origin}); '
+                "an ask rule wins over allow rules and the yolo mode."
+            )
+            return "\n".join(lines)
+        modes = "--mode auto" if link is Link.PROTECTED_PATHS else "--mode yolo or --mode auto"
+        lines.append(
+            f"  - or a mode that approves it: {modes} (Python: Runtime(mode=...) or "
+            "rt.set_mode(...));"
+        )
+        lines.append(
+            "  - or an allow rule in .deftly/config.toml (or ~/.config/deftly/config.toml):\n"
+            f"        [permissions]\n        allow = [{toml_string(request.approval_rule)}]"
+        )
+        return "\n".join(lines)
+
+
+def toml_string(text: str) -> str:
+    """`text` as a TOML string: a literal 'string' when it can be one (no escaping needed)."""
+    if "'" not in text and "\n" not in text and "\r" not in text:
+        return f"'{text}'"
+    return json.dumps(text)

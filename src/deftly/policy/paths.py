@@ -12,7 +12,6 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -45,34 +44,44 @@ class SymlinkLoopError(OSError):
     pass
 
 
-def real_path(path: Path) -> Path:
+def real_path(path: str | os.PathLike[str]) -> Path:
     """Resolve symlinks component by component, like the kernel does.
 
     Components that do not exist are kept as written (a new file's path resolves through
     its deepest existing ancestor). A chain of more than 40 links raises SymlinkLoopError.
+    A relative path is taken from the current directory.
     """
-    pending = list(reversed(path.parts[1:]))
-    current = Path(path.anchor or "/")
+    return Path(real_path_text(path))
+
+
+def real_path_text(path: str | os.PathLike[str]) -> str:
+    """`real_path` as a string. (Works on strings throughout: this runs for every path of
+    every call, and `Path` objects cost more than the `lstat` calls.)"""
+    text = os.fspath(path)
+    if not text.startswith("/"):
+        text = os.path.abspath(text)
+    pending = [part for part in reversed(text.split("/")) if part]
+    current = ""  # the root
     hops = 0
     missing = False
     while pending:
         part = pending.pop()
-        if part in ("", "."):
+        if part == ".":
             continue
         if part == "..":
-            current = current.parent
+            current = current.rpartition("/")[0]
+            if missing:
+                # Back above a missing component: what is left may exist again (and may be
+                # a symlink further on), so keep resolving for real.
+                missing = not os.path.lexists(current or "/")
             continue
-        candidate = current / part
+        candidate = f"{current}/{part}"
         if missing:
             current = candidate
             continue
         try:
             info = os.lstat(candidate)
-        except FileNotFoundError:
-            missing = True
-            current = candidate
-            continue
-        except NotADirectoryError:
+        except (FileNotFoundError, NotADirectoryError):
             missing = True
             current = candidate
             continue
@@ -81,18 +90,32 @@ def real_path(path: Path) -> Path:
             continue
         hops += 1
         if hops > _MAX_SYMLINKS:
-            raise SymlinkLoopError(errno.ELOOP, "too many levels of symbolic links", str(path))
-        target = Path(os.readlink(candidate))
-        if target.is_absolute():
-            current = Path(target.anchor)
-            pending.extend(reversed(target.parts[1:]))
-        else:
-            pending.extend(reversed(target.parts))
-    return current
+            raise SymlinkLoopError(errno.ELOOP, "too many levels of symbolic links", text)
+        target = os.readlink(candidate)
+        if target.startswith("/"):
+            current = ""
+        pending.extend(part for part in reversed(target.split("/")) if part)
+    return current or "/"
 
 
-def _is_within(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
+def normal_path(path: str | os.PathLike[str]) -> Path:
+    """`os.path.normpath`, except that a leading `//` means `/` (as it does on Linux), so
+    `//etc/passwd` is compared and matched as `/etc/passwd`."""
+    return Path(normal_text(path))
+
+
+def normal_text(path: str | os.PathLike[str]) -> str:
+    text = os.path.normpath(path)
+    if text.startswith("//"):
+        text = "/" + text.lstrip("/")
+    return text
+
+
+def _is_within(path: str | os.PathLike[str], root: str | os.PathLike[str]) -> bool:
+    inner, outer = os.fspath(path), os.fspath(root)
+    if inner == outer:
+        return True
+    return inner.startswith(outer if outer.endswith("/") else outer + "/")
 
 
 @dataclass
@@ -103,18 +126,21 @@ class Workspace:
     cwd: Path | None = None
     additional_dirs: list[Path] = field(default_factory=list)
     home: Path = field(default_factory=Path.home)
+    _real_cache: tuple[tuple[Path, ...], tuple[str, ...]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
-        self.root = Path(os.path.abspath(self.root))
-        self.cwd = Path(os.path.abspath(self.cwd)) if self.cwd else self.root
-        self.additional_dirs = [Path(os.path.abspath(d)) for d in self.additional_dirs]
+        self.root = normal_path(os.path.abspath(self.root))
+        self.cwd = normal_path(os.path.abspath(self.cwd)) if self.cwd else self.root
+        self.additional_dirs = [normal_path(os.path.abspath(d)) for d in self.additional_dirs]
         self._real_root = real_path(self.root)
 
     # -- the directories paths may live in ------------------------------------------------
 
     def add_directory(self, directory: str | os.PathLike[str]) -> None:
         """Allow another directory (the spill directory, a skill root, one the user added)."""
-        path = Path(os.path.abspath(directory))
+        path = normal_path(os.path.abspath(directory))
         if not any(_is_within(path, d) for d in self.roots):
             self.additional_dirs.append(path)
 
@@ -124,27 +150,33 @@ class Workspace:
 
     def contains(self, path: str | os.PathLike[str]) -> bool:
         """Is this absolute path inside the workspace, lexically and for real?"""
-        lexical = Path(os.path.normpath(os.path.abspath(path)))
+        lexical = normal_text(os.path.abspath(path))
         try:
-            real = real_path(lexical)
+            real = real_path_text(lexical)
         except OSError:
             return False
         return self._inside(lexical, real)
 
-    def _inside(self, lexical: Path, real: Path) -> bool:
-        lexical_ok = any(_is_within(lexical, r) for r in self.roots) or any(
-            _is_within(lexical, r) for r in self._real_roots()
+    def _inside(self, lexical: str | Path, real: str | Path) -> bool:
+        real_roots = self._real_roots()
+        lexical_text, real_text = os.fspath(lexical), os.fspath(real)
+        lexical_ok = any(_is_within(lexical_text, r) for r in self.roots) or any(
+            _is_within(lexical_text, r) for r in real_roots
         )
-        real_ok = any(_is_within(real, r) for r in self._real_roots())
-        return lexical_ok and real_ok
+        return lexical_ok and any(_is_within(real_text, r) for r in real_roots)
 
-    def _real_roots(self) -> Iterable[Path]:
-        yield self._real_root
-        for directory in self.additional_dirs:
-            try:
-                yield real_path(directory)
-            except OSError:
-                continue
+    def _real_roots(self) -> tuple[str, ...]:
+        """The roots' real paths, worked out again only when the directories change."""
+        key = tuple(self.additional_dirs)
+        if self._real_cache is None or self._real_cache[0] != key:
+            roots = [str(self._real_root)]
+            for directory in key:
+                try:
+                    roots.append(str(real_path(directory)))
+                except OSError:
+                    continue
+            self._real_cache = (key, tuple(roots))
+        return self._real_cache[1]
 
     # -- the entry point -----------------------------------------------------------------
 
@@ -179,7 +211,7 @@ class Workspace:
         raw_is_absolute = os.path.isabs(expanded)
         assert self.cwd is not None
         joined = Path(expanded) if raw_is_absolute else self.cwd / expanded
-        lexical = Path(os.path.normpath(joined))
+        lexical = normal_path(joined)
         try:
             real = real_path(joined)
         except SymlinkLoopError:

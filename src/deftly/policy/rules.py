@@ -8,7 +8,9 @@ call itself through `ToolExecution.matches_rule`: path patterns for file tools
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,11 +18,15 @@ from pathlib import Path
 from wcmatch import glob as wcglob
 
 from deftly.contract.errors import DeftlyError
+from deftly.contract.tool import RuleMatch
+from deftly.policy.paths import ResolvedPath, real_path
 
 _SPECIAL = frozenset("\\*?[]{}()!+@|")
 _GLOB_FLAGS = wcglob.GLOBSTAR | wcglob.BRACE | wcglob.EXTGLOB | wcglob.FORCEUNIX
 _PATH_FLAGS = _GLOB_FLAGS | wcglob.IGNORECASE
+_PATH_MATCH_FLAGS = _PATH_FLAGS | wcglob.DOTGLOB
 _NAME_MAGIC = frozenset("*?[]{}")
+_PREFILTER_UNSAFE = frozenset("[]{}()|\\!+@")
 
 
 class RuleSyntaxError(DeftlyError):
@@ -39,11 +45,16 @@ class Rule:
         return self.tool if self.args is None else f"{self.tool}({self.args})"
 
     def matches_tool(self, name: str) -> bool:
-        if self.tool == "*":
-            return True
-        if not any(ch in _NAME_MAGIC for ch in self.tool):
-            return self.tool == name
-        return bool(wcglob.globmatch(name, self.tool, flags=_GLOB_FLAGS))
+        return self.tool == name or _name_matches(self.tool, name)
+
+
+@functools.lru_cache(maxsize=8192)
+def _name_matches(pattern: str, name: str) -> bool:
+    if pattern == "*":
+        return True
+    if not any(ch in _NAME_MAGIC for ch in pattern):
+        return pattern == name
+    return _globmatch(name, pattern, _GLOB_FLAGS)
 
 
 def parse_rule(text: str) -> Rule:
@@ -54,6 +65,7 @@ def parse_rule(text: str) -> Rule:
     if "(" not in pattern:
         if ")" in pattern:
             raise RuleSyntaxError(f'"{pattern}" has a ")" without a matching "("')
+        _check_tool_part(pattern, pattern)
         return Rule(pattern)
     if not pattern.endswith(")"):
         raise RuleSyntaxError(f'"{pattern}" is missing its closing ")"')
@@ -61,8 +73,18 @@ def parse_rule(text: str) -> Rule:
     tool = tool.strip()
     if not tool:
         raise RuleSyntaxError(f'"{pattern}" has no tool name before "("')
+    _check_tool_part(tool, pattern)
     args = rest[:-1]
     return Rule(tool, args if args.strip() else None)
+
+
+def _check_tool_part(tool: str, pattern: str) -> None:
+    if any(ch.isspace() for ch in tool):
+        first, _, rest = tool.partition(" ")
+        raise RuleSyntaxError(
+            f'"{pattern}" has a space in its tool name; tool names have none. To match the '
+            f'arguments of a call, put them in parentheses: "{first}({rest.strip()})"'
+        )
 
 
 def escape_subject(subject: str) -> str:
@@ -81,17 +103,42 @@ def _negated(pattern: str) -> tuple[bool, str]:
     return False, pattern
 
 
+_OPTIONAL_TRAILING_SLASHES = "[/]*?)$"
+
+
+@functools.lru_cache(maxsize=4096)
+def _compiled(patterns: tuple[str, ...], flags: int, exact_end: bool = False) -> re.Pattern[str]:
+    """wcmatch's translation of globs (brace expansion included) into one regex, compiled
+    once: translating costs far more than matching.
+
+    wcmatch lets any glob match with trailing slashes added (a directory path). For a
+    command that would let `rm *` cover `rm -rf /`, so `exact_end` takes that out.
+    """
+    include, _ = wcglob.translate(list(patterns), flags=flags)
+    if exact_end:
+        include = [
+            r[: -len(_OPTIONAL_TRAILING_SLASHES)] + ")$"
+            if r.endswith(_OPTIONAL_TRAILING_SLASHES)
+            else r
+            for r in include
+        ]
+    return re.compile("|".join(f"(?:{regex})" for regex in include) or "(?!)")
+
+
+def _globmatch(subject: str, pattern: str, flags: int) -> bool:
+    """Command, query and tool-name matching (no trailing-slash leeway)."""
+    return _compiled((pattern,), flags, True).fullmatch(subject) is not None
+
+
 def glob_matches(subject: str, pattern: str, *, ignore_case: bool = False) -> bool:
     """Command/query matching: case-sensitive by default, `*` does not cross `/`."""
     if not pattern:
         return True
     negate, positive = _negated(pattern)
     flags = _PATH_FLAGS if ignore_case else _GLOB_FLAGS
-    hit = bool(wcglob.globmatch(subject, positive, flags=flags))
+    hit = _globmatch(subject, positive, flags)
     if not hit and (subject.startswith("./") or positive.startswith("./")):
-        hit = bool(
-            wcglob.globmatch(subject.removeprefix("./"), positive.removeprefix("./"), flags=flags)
-        )
+        hit = _globmatch(subject.removeprefix("./"), positive.removeprefix("./"), flags)
     return hit != negate
 
 
@@ -107,10 +154,89 @@ def _path_variants(text: str, cwd: Path | None, home: Path | None) -> list[str]:
     if home is not None and (text == "~" or text.startswith("~/")):
         expanded = str(home) + text[1:]
     if os.path.isabs(expanded):
-        variants.append(os.path.normpath(expanded))
+        variants.append(_normal(expanded))
     elif cwd is not None:
-        variants.append(os.path.normpath(os.path.join(cwd, expanded)))
+        variants.append(_normal(os.path.join(cwd, expanded)))
     return list(dict.fromkeys(variants))
+
+
+def _normal(text: str) -> str:
+    text = os.path.normpath(text)
+    return "/" + text.lstrip("/") if text.startswith("//") else text
+
+
+@functools.lru_cache(maxsize=4096)
+def _pattern_variants(text: str, cwd: Path | None, home: Path | None) -> tuple[str, ...]:
+    """The subject variants, plus: `dir/**` also names `dir` itself, and an absolute
+    pattern's literal directory part resolved through symlinks (a rule written for
+    `/repo/vendor/**` covers the files `/repo/vendor` links to). Worked out once per
+    pattern (the symlinks as they are when a rule is first used)."""
+    variants = _path_variants(text, cwd, home)
+    for variant in list(variants):
+        if variant.endswith("/**") and len(variant) > 3:
+            variants.append(variant[:-3])
+        if os.path.isabs(variant):
+            resolved = _resolve_literal_prefix(variant)
+            if resolved is not None:
+                variants.append(resolved)
+    return tuple(dict.fromkeys(variants))
+
+
+@functools.lru_cache(maxsize=4096)
+def _path_pattern(
+    positive: str, cwd: Path | None, home: Path | None
+) -> tuple[re.Pattern[str], tuple[tuple[str, ...], ...] | None]:
+    """One compiled regex for all the variants of a path pattern, and for each variant the
+    literal pieces a path must all contain to have a chance of matching it (None when that
+    cannot be told simply). The regexes of `**` globs are slow on long paths; most rules do
+    not concern most calls, and substring tests say so in a fraction of the time."""
+    variants = _pattern_variants(positive, cwd, home)
+    regex = _compiled(variants, _PATH_MATCH_FLAGS)
+    needles: list[tuple[str, ...]] = []
+    for variant in variants:
+        if not variant.isascii() or any(ch in _PREFILTER_UNSAFE for ch in variant):
+            return regex, None
+        chunks = tuple(c.strip("/").lower() for c in re.split(r"[*?]+", variant))
+        needles.append(tuple(c for c in chunks if c))
+    return regex, tuple(needles)
+
+
+def _match_subjects(
+    subjects: tuple[str, ...], pattern: str, cwd: Path | None, home: Path | None
+) -> bool:
+    if not pattern:
+        return True
+    negate, positive = _negated(pattern)
+    regex, needles = _path_pattern(positive, cwd, home)
+    hit = False
+    for subject in subjects:
+        if needles is not None:
+            folded = subject.lower()
+            if not any(all(c in folded for c in chunks) for chunks in needles):
+                continue
+        if regex.fullmatch(subject) is not None:
+            hit = True
+            break
+    return hit != negate
+
+
+def _resolve_literal_prefix(pattern: str) -> str | None:
+    parts = pattern.split("/")
+    literal: list[str] = []
+    for part in parts[1:]:
+        if any(ch in _SPECIAL for ch in part):
+            break
+        literal.append(part)
+    if not literal:
+        return None
+    prefix = "/" + "/".join(literal)
+    try:
+        real = str(real_path(Path(prefix)))
+    except OSError:
+        return None
+    if real == prefix:
+        return None
+    return real + pattern[len(prefix) :]
 
 
 def path_matches(
@@ -120,17 +246,39 @@ def path_matches(
     cwd: Path | None = None,
     home: Path | None = None,
 ) -> bool:
-    """Path matching: case-insensitive, `**` globstar, relative patterns anchored at cwd."""
-    if not pattern:
-        return True
-    negate, positive = _negated(pattern)
-    subjects = _path_variants(os.fspath(subject), cwd, home)
-    patterns = _path_variants(positive, cwd, home)
-    hit = any(wcglob.globmatch(s, p, flags=_PATH_FLAGS) for s in subjects for p in patterns)
-    return hit != negate
+    """Path matching: case-insensitive, `**` globstar, relative patterns anchored at cwd.
+
+    Unlike shell globs, `*` and `**` match names starting with a dot (as in .gitignore), so
+    a rule for `secrets/**` covers `secrets/.token` too.
+    """
+    return _match_subjects(tuple(_path_variants(os.fspath(subject), cwd, home)), pattern, cwd, home)
 
 
 def path_rule_matcher(
     path: str | os.PathLike[str], *, cwd: Path | None = None, home: Path | None = None
 ) -> Callable[[str], bool]:
-    return lambda pattern: path_matches(path, pattern, cwd=cwd, home=home)
+    subjects = tuple(_path_variants(os.fspath(path), cwd, home))
+    return lambda pattern: _match_subjects(subjects, pattern, cwd, home)
+
+
+def resolved_rule_matcher(
+    resolved: ResolvedPath, *, cwd: Path | None = None, home: Path | None = None
+) -> Callable[[str], RuleMatch]:
+    """Match a rule against both the path as given and where it really leads.
+
+    FULL when the pattern covers both, PARTIAL when it covers only one of them: a deny rule
+    then still applies (a link to a denied file is denied), an allow rule does not (a link
+    inside an allowed directory that leads elsewhere is not allowed).
+    """
+    subjects = [
+        tuple(_path_variants(text, cwd, home))
+        for text in dict.fromkeys([str(resolved.real), str(resolved.lexical)])
+    ]
+
+    def match(pattern: str) -> RuleMatch:
+        hits = [_match_subjects(variants, pattern, cwd, home) for variants in subjects]
+        if all(hits):
+            return RuleMatch.FULL
+        return RuleMatch.PARTIAL if any(hits) else RuleMatch.NONE
+
+    return match

@@ -8,7 +8,7 @@ bytes are looked at, so a certificate passes and a private key does not.
 from __future__ import annotations
 
 import os
-from pathlib import PurePath
+import stat
 
 _ENV_TEMPLATES = frozenset({".env.example", ".env.sample", ".env.template", ".env.dist"})
 _KEY_PREFIXES = ("id_rsa", "id_ed25519", "id_ecdsa", "id_dsa", "id_ecdsa_sk", "id_ed25519_sk")
@@ -27,8 +27,8 @@ _HEADER_BYTES = 4096
 
 def sensitive_reason(path: str | os.PathLike[str]) -> str | None:
     """Why `path` is a secret (a short phrase), or None. Looks at the name only."""
-    pure = PurePath(os.fspath(path))
-    name = pure.name.lower()
+    text = os.fspath(path)
+    name = os.path.basename(text.rstrip("/")).lower()
     if name in _EXACT_NAMES:
         return _EXACT_NAMES[name]
     if name == ".env" or (name.startswith(".env.") and name not in _ENV_TEMPLATES):
@@ -36,8 +36,12 @@ def sensitive_reason(path: str | os.PathLike[str]) -> str | None:
     for prefix in _KEY_PREFIXES:
         if _is_key_copy(name, prefix):
             return "an SSH private key"
-    parts = [p.lower() for p in pure.parts]
-    if name == "credentials" or _is_backup_of(name, "credentials"):
+    lowered = text.lower()
+    credentials = name == "credentials" or _is_backup_of(name, "credentials")
+    if ".aws" not in lowered and ".gcp" not in lowered:
+        return "a credentials file" if credentials else None
+    parts = [p for p in lowered.split("/") if p]
+    if credentials:
         for cloud in (".aws", ".gcp"):
             if cloud in parts[:-1]:
                 return f"{cloud[1:].upper()} credentials"
@@ -67,11 +71,25 @@ def private_key_reason(path: str | os.PathLike[str]) -> str | None:
     name = os.fspath(path).lower()
     if not name.endswith((".pem", ".key")):
         return None
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(_HEADER_BYTES)
-    except OSError:
+    head = _read_head(path)
+    if head is None:
         return None
     if any(marker in head for marker in _PRIVATE_KEY_MARKERS):
         return "a private key"
     return None
+
+
+def _read_head(path: str | os.PathLike[str]) -> bytes | None:
+    """The first bytes of a regular file; never blocks on a FIFO or reads a device."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, _HEADER_BYTES)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)

@@ -1,0 +1,140 @@
+"""The CLI side of safety: who approves, what is reported, `--explain`, `deftly permissions`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from deftly.cli.approver import TerminalApprover
+from deftly.execution.events import Event, RuntimeNotice
+from deftly.execution.permission_gate import PermissionRecord
+from deftly.policy.approval import Approver
+from deftly.runtime import Runtime
+
+
+def terminal_approver(enabled: bool = True) -> Approver | None:
+    """A terminal prompt when a person is there to answer (stdin is a TTY), else None."""
+    if enabled and sys.stdin is not None and sys.stdin.isatty():
+        return TerminalApprover()
+    return None
+
+
+class NoticePrinter:
+    """Prints what a person should know as it happens (a failed hook, a mode switch) on
+    stderr, and keeps the permission records for `--explain`."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.records: list[PermissionRecord] = []
+
+    def attach(self, runtime: Runtime) -> Callable[[], None]:
+        return runtime.subscribe(self)
+
+    def __call__(self, event: Event) -> None:
+        if not isinstance(event, RuntimeNotice):
+            return
+        if event.kind == "permission" and isinstance(event.data, PermissionRecord):
+            self.records.append(event.data)
+        elif event.kind == "hook":
+            self.console.print(f"[yellow]hook:[/yellow] {escape(event.message)}", highlight=False)
+        elif event.kind == "permission_mode":
+            self.console.print(f"[cyan]{escape(event.message)}[/cyan]", highlight=False)
+
+    def record_for(self, call_id: str) -> PermissionRecord | None:
+        found = [r for r in self.records if r.call_id == call_id]
+        return found[-1] if found else None
+
+
+def explanation_text(record: PermissionRecord | None, outcome: str) -> str:
+    if record is None:
+        return (
+            "No permission decision was made: the call ended before the permission gate "
+            f"(outcome: {outcome}), or an in-process hook allowed it."
+        )
+    return record.explain()
+
+
+def explanation_json(record: PermissionRecord | None) -> dict[str, Any] | None:
+    return record.to_json() if record is not None else None
+
+
+# -- `deftly permissions` ------------------------------------------------------------------
+
+
+def register(
+    app: typer.Typer,
+    build: Callable[[Path, str | None, bool], Runtime],
+    run: Callable[[Callable[[], Coroutine[Any, Any, None]]], None],
+) -> None:
+    """Add `deftly permissions` to the app; `run` turns known errors into clean messages."""
+
+    @app.command("permissions")
+    def permissions_command(
+        workspace: Annotated[
+            Path,
+            typer.Option(
+                "--workspace",
+                "-w",
+                help="The workspace root (default: the current directory).",
+                file_okay=False,
+                exists=True,
+                resolve_path=True,
+            ),
+        ] = Path("."),
+        mode: Annotated[
+            str | None, typer.Option("--mode", help="Show as if this mode were chosen.")
+        ] = None,
+        as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+    ) -> None:
+        """Show the permission mode, every rule with the file and line it came from, and the
+        configured hooks."""
+
+        async def main() -> None:
+            show(build(workspace, mode, False), as_json)
+
+        run(main)
+
+
+def show(runtime: Runtime, as_json: bool) -> None:
+    """Print the mode, the rules with their origin, and the hooks."""
+    rules = [
+        {"kind": str(e.kind), "rule": e.text, "origin": e.origin} for e in runtime.permissions.rules
+    ]
+    hooks = [
+        {"event": event, **h.model_dump()}
+        for event, group in (
+            ("PreToolUse", runtime.config.hooks.pre_tool_use),
+            ("PostToolUse", runtime.config.hooks.post_tool_use),
+        )
+        for h in group
+    ]
+    if as_json:
+        data = {"mode": str(runtime.mode), "rules": rules, "hooks": hooks}
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
+        return
+    console = Console()
+    console.print(f"mode: [bold]{runtime.mode}[/bold]")
+    if rules:
+        table = Table(header_style="bold")
+        for column in ("kind", "rule", "from"):
+            table.add_column(column)
+        for rule in rules:
+            table.add_row(rule["kind"], escape(rule["rule"]), escape(rule["origin"]))
+        console.print(table)
+    else:
+        console.print("no rules: the chain decides by mode, tool traits and paths alone")
+    for hook in hooks:
+        matcher = hook["matcher"] or "*"
+        console.print(
+            f"hook {hook['event']} [{escape(matcher)}] {escape(hook['command'])} "
+            f"(timeout {hook['timeout']:g}s)",
+            highlight=False,
+        )

@@ -1,0 +1,129 @@
+"""What the permission chain decided for one call, and how it got there."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, NamedTuple
+
+from deftly.policy.permissions.modes import Mode
+from deftly.policy.permissions.rulebook import RuleEntry
+
+
+class Verdict(StrEnum):
+    APPROVE = "approve"
+    ASK = "ask"
+    DENY = "deny"
+
+
+class Link(StrEnum):
+    """The links of the chain, in the order they are asked; the first answer wins."""
+
+    DENY_RULES = "deny-rules"
+    AUTO_MODE = "auto-mode"
+    SESSION_APPROVALS = "session-approvals"
+    ASK_RULES = "ask-rules"
+    ALLOW_RULES = "allow-rules"
+    PROTECTED_PATHS = "protected-paths"
+    YOLO_MODE = "yolo-mode"
+    READ_ONLY = "read-only"
+    GIT_WRITE = "git-write"
+    FALLBACK = "fallback"
+
+    @property
+    def position(self) -> int:
+        return CHAIN.index(self) + 1
+
+    @property
+    def label(self) -> str:
+        return _LABELS[self]
+
+
+CHAIN: tuple[Link, ...] = tuple(Link)
+
+_LABELS = {
+    Link.DENY_RULES: "deny rules",
+    Link.AUTO_MODE: "auto mode",
+    Link.SESSION_APPROVALS: "session approvals",
+    Link.ASK_RULES: "ask rules",
+    Link.ALLOW_RULES: "allow rules",
+    Link.PROTECTED_PATHS: "secret or .git paths",
+    Link.YOLO_MODE: "yolo mode",
+    Link.READ_ONLY: "read-only inside",
+    Link.GIT_WRITE: "git work tree write",
+    Link.FALLBACK: "fallback",
+}
+
+
+class Step(NamedTuple):
+    """One link's answer: a verdict (it decided) or None (it passed the call on)."""
+
+    link: Link
+    verdict: Verdict | None
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionDecision:
+    """The outcome of the chain for one call, explainable link by link."""
+
+    tool: str
+    mode: Mode
+    verdict: Verdict
+    link: Link
+    reason: str
+    """One sentence: why the deciding link decided."""
+    rule: RuleEntry | None = None
+    """The rule that decided, for the rule links."""
+    steps: tuple[Step, ...] = ()
+    approval_rule: str = ""
+
+    @property
+    def approved(self) -> bool:
+        return self.verdict is Verdict.APPROVE
+
+    def summary(self) -> str:
+        return (
+            f"{self.tool}: {self.verdict} (link {self.link.position} of {len(CHAIN)}, "
+            f'"{self.link}", in {self.mode} mode): {self.reason}'
+        )
+
+    def explain(self) -> str:
+        """The whole story, one line per link asked, for `deftly call --explain`."""
+        lines = [
+            f"Permission decision for {self.tool}: {self.verdict.upper()}",
+            f"  decided by link {self.link.position} of {len(CHAIN)} ({self.link}) "
+            f"in {self.mode} mode",
+            f"  why: {self.reason}",
+            "  chain (first answer wins):",
+        ]
+        width = max(len(link.label) for link in CHAIN)
+        for step in self.steps:
+            outcome = step.verdict.upper() if step.verdict else "pass"
+            label = step.link.label.ljust(width)
+            lines.append(f"    {step.link.position:>2} {label}  {outcome:<7} {step.detail}")
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool,
+            "mode": str(self.mode),
+            "verdict": str(self.verdict),
+            "link": str(self.link),
+            "position": self.link.position,
+            "reason": self.reason,
+            "rule": (
+                {"kind": str(self.rule.kind), "rule": self.rule.text, "origin": self.rule.origin}
+                if self.rule
+                else None
+            ),
+            "approval_rule": self.approval_rule,
+            "steps": [
+                {
+                    "link": str(s.link),
+                    "verdict": str(s.verdict) if s.verdict else None,
+                    "detail": s.detail,
+                }
+                for s in self.steps
+            ],
+        }

@@ -1,0 +1,203 @@
+"""The permission rules in force: `allow`, `ask` and `deny` lists, each rule with its origin.
+
+Rules come from the config files (user first, then project), from Python
+(`rt.permissions.rules.add(...)`), and session approvals are kept apart
+(`SessionApprovals`). A rule that does not parse is an error at load time that names the
+file and line it came from; it is never silently dropped.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from deftly.contract.errors import ConfigError
+from deftly.contract.tool import RuleMatch, ToolExecution
+from deftly.policy.rules import Rule, RuleSyntaxError, parse_rule
+
+log = logging.getLogger(__name__)
+
+
+class RuleKind(StrEnum):
+    ALLOW = "allow"
+    ASK = "ask"
+    DENY = "deny"
+
+
+@dataclass(frozen=True, slots=True)
+class RuleEntry:
+    """One rule and where it came from ("/path/config.toml:7", "Python", "session")."""
+
+    kind: RuleKind
+    rule: Rule
+    origin: str
+
+    @property
+    def text(self) -> str:
+        return self.rule.text
+
+    def describe(self) -> str:
+        return f'{self.kind} rule "{self.text}" ({self.origin})'
+
+
+@dataclass(frozen=True, slots=True)
+class RuleHit:
+    entry: RuleEntry
+    match: RuleMatch
+    note: str = ""
+
+
+def match_rule(rule: Rule, tool: str, execution: ToolExecution) -> tuple[RuleMatch, str]:
+    """How far `rule` covers this call, and a note when the answer needs one.
+
+    A tool-name-only rule covers every call of that tool. A rule with a pattern needs the
+    call's own matcher; a call without one is never covered by it. A matcher that raises is
+    treated as PARTIAL: enough for a deny or ask rule (fail closed), never for an allow.
+    """
+    if not rule.matches_tool(tool):
+        return RuleMatch.NONE, ""
+    if rule.args is None:
+        return RuleMatch.FULL, ""
+    matcher = execution.matches_rule
+    if matcher is None:
+        return RuleMatch.NONE, f"{tool} calls cannot be matched by a pattern, only by name"
+    try:
+        return RuleMatch.of(matcher(rule.args)), ""
+    except Exception as exc:
+        log.warning("matcher of %s failed on %r", tool, rule.args, exc_info=True)
+        return RuleMatch.PARTIAL, f"the tool could not check the pattern ({exc}); fails closed"
+
+
+def covers(kind: RuleKind, match: RuleMatch) -> bool:
+    """Deny and ask rules restrict: a partial match is enough. Allow needs a full match."""
+    if kind is RuleKind.ALLOW:
+        return match is RuleMatch.FULL
+    return match is not RuleMatch.NONE
+
+
+@dataclass
+class RuleBook:
+    """The configured rules, in the order they were given (user file, project file, Python).
+
+    Change them with `add` and `remove` (the lists per kind are kept ready for the chain).
+    """
+
+    entries: list[RuleEntry] = field(default_factory=list)
+    version: int = field(default=0, compare=False)
+    """Goes up with every change, so a decision knows whether the rules moved under it."""
+    _by_kind: dict[RuleKind, list[RuleEntry]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+    _by_kind_key: tuple[int, int, int] = field(
+        default=(-1, 0, 0), init=False, repr=False, compare=False
+    )
+
+    @classmethod
+    def from_lists(
+        cls,
+        *,
+        allow: Iterable[str] = (),
+        ask: Iterable[str] = (),
+        deny: Iterable[str] = (),
+        origin: Callable[[str], str] = lambda text: "configuration",
+        section: str = "[permissions]",
+    ) -> RuleBook:
+        """Parse every rule; the first bad one raises ConfigError naming where it is."""
+        book = cls()
+        for kind, texts in ((RuleKind.DENY, deny), (RuleKind.ASK, ask), (RuleKind.ALLOW, allow)):
+            for text in texts:
+                where = origin(text)
+                try:
+                    rule = parse_rule(text)
+                except RuleSyntaxError as exc:
+                    raise ConfigError(
+                        f"{where}: the {section} {kind} rule {text!r} is not valid: {exc}. "
+                        'Write a rule as "Tool" or "Tool(pattern)", e.g. "Bash(git status)".'
+                    ) from None
+                book.entries.append(RuleEntry(kind, rule, where))
+        return book
+
+    def add(self, kind: RuleKind | str, text: str, *, origin: str = "Python") -> RuleEntry:
+        """Add one rule at run time; raises RuleSyntaxError if it does not parse."""
+        entry = RuleEntry(RuleKind(kind), parse_rule(text), origin)
+        self.entries.append(entry)
+        self.version += 1
+        return entry
+
+    def remove(self, kind: RuleKind | str, text: str) -> bool:
+        """Remove the rules of this kind with this text; True if any was there."""
+        wanted = RuleKind(kind)
+        before = len(self.entries)
+        self.entries = [e for e in self.entries if not (e.kind is wanted and e.text == text)]
+        self.version += 1
+        return len(self.entries) != before
+
+    def of_kind(self, kind: RuleKind) -> list[RuleEntry]:
+        grouped = self._by_kind
+        version, ident, size = self._by_kind_key
+        entries = self.entries
+        if (
+            grouped is None
+            or version != self.version
+            or ident != id(entries)
+            or size != len(entries)
+        ):
+            grouped = {k: [] for k in RuleKind}
+            for entry in entries:
+                grouped[entry.kind].append(entry)
+            self._by_kind = grouped
+            self._by_kind_key = (self.version, id(entries), len(entries))
+        return grouped[kind]
+
+    def __iter__(self) -> Iterator[RuleEntry]:
+        return iter(list(self.entries))
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def first_hit(self, kind: RuleKind, tool: str, execution: ToolExecution) -> RuleHit | None:
+        for entry in self.of_kind(kind):
+            match, note = match_rule(entry.rule, tool, execution)
+            if covers(kind, match):
+                return RuleHit(entry, match, note)
+        return None
+
+
+@dataclass
+class SessionApprovals:
+    """Rules remembered when a person chose "yes, for this session" (allow rules, FULL only)."""
+
+    entries: list[RuleEntry] = field(default_factory=list)
+
+    def add(self, approval_rule: str) -> RuleEntry | None:
+        """Remember a call's `approval_rule`; None (and a log line) if it does not parse."""
+        try:
+            rule = parse_rule(approval_rule)
+        except RuleSyntaxError:
+            log.warning("cannot remember approval rule %r: it does not parse", approval_rule)
+            return None
+        for entry in self.entries:
+            if entry.rule == rule:
+                return entry
+        entry = RuleEntry(RuleKind.ALLOW, rule, "approved for this session")
+        self.entries.append(entry)
+        return entry
+
+    def clear(self) -> None:
+        self.entries.clear()
+
+    @property
+    def rules(self) -> list[str]:
+        return [e.text for e in self.entries]
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def first_hit(self, tool: str, execution: ToolExecution) -> RuleHit | None:
+        for entry in self.entries:
+            match, note = match_rule(entry.rule, tool, execution)
+            if covers(RuleKind.ALLOW, match):
+                return RuleHit(entry, match, note)
+        return None

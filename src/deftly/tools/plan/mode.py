@@ -1,0 +1,192 @@
+"""Plan mode: its state (a runtime service) and its guard (a before-hook).
+
+While plan mode is on, the model investigates and writes a plan instead of changing things:
+Write/Edit may only write the plan file, and stopping background tasks or changing cron
+jobs is refused. Everything else follows the normal permissions (Bash too). `ExitPlanMode`
+shows the plan to the user for approval (display `plan_review`) and plan mode ends only
+when they approve it; in auto mode it ends without review, and the model is told so.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from deftly.contract.accesses import path_key
+from deftly.contract.display import PlanReviewDisplay
+from deftly.contract.result import ToolResult
+from deftly.contract.tool import ToolExecution
+from deftly.execution.hooks import BeforeContext, Decision, Proceed, Veto
+from deftly.execution.permission_gate import Answer
+from deftly.policy.approval import ApprovalRequest
+
+PLAN_WRITE_TOOLS = frozenset({"Write", "Edit"})
+BLOCKED_TASK_TOOLS = frozenset({"TaskStop"})
+BLOCKED_CRON_TOOLS = frozenset({"CronCreate", "CronDelete"})
+EXIT_TOOL = "ExitPlanMode"
+
+
+class PlanMode:
+    """Whether plan mode is on, and the plan file of the current plan."""
+
+    def __init__(self, plans_dir: Path) -> None:
+        self.plans_dir = plans_dir
+        self.plan_path: Path | None = None
+        self._active = False
+        self._numbers = itertools.count(1)
+        self._listeners: list[Callable[[bool], None]] = []
+
+    @property
+    def active(self) -> bool:
+        return self._active
+
+    def enter(self) -> Path:
+        """Turn plan mode on with a fresh plan file (not created yet); returns its path."""
+        if self._active and self.plan_path is not None:
+            return self.plan_path
+        self.plan_path = self.plans_dir / f"plan-{next(self._numbers)}.md"
+        self._set(True)
+        return self.plan_path
+
+    def exit(self) -> None:
+        """Turn plan mode off; the plan file stays where it is."""
+        self._set(False)
+
+    def on_change(self, listener: Callable[[bool], None]) -> Callable[[], None]:
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener) if listener in self._listeners else None
+
+    def writes_only_the_plan(self, execution: ToolExecution) -> bool:
+        """Does this call write, and only to the plan file?"""
+        if self.plan_path is None or execution.accesses is None:
+            return False
+        written = execution.accesses.written_paths
+        if not written or execution.accesses.is_exclusive:
+            return False
+        return all(path_key(p) == path_key(self.plan_path) for p in written)
+
+    def _set(self, active: bool) -> None:
+        changed = active != self._active
+        self._active = active
+        if changed:
+            for listener in tuple(self._listeners):
+                listener(active)
+
+
+@dataclass(frozen=True, slots=True)
+class PlanReview:
+    """What the guard hands `ExitPlanMode.execute` (as the call's metadata)."""
+
+    reviewed: bool
+    """True when a person approved the plan; False when it ended without review."""
+    how: str
+    selected: str | None = None
+
+
+class Asker(Protocol):
+    """Asks whoever can be asked (the permission gate implements this)."""
+
+    async def ask(self, ctx: BeforeContext, request: ApprovalRequest) -> Answer: ...
+
+
+class PlanGuard:
+    """The before-hook that enforces plan mode and runs the plan review."""
+
+    def __init__(self, state: PlanMode, asker: Asker, mode: Callable[[], str]) -> None:
+        self.state = state
+        self.asker = asker
+        self.mode = mode
+
+    async def __call__(self, ctx: BeforeContext) -> Decision:
+        if not self.state.active:
+            return None
+        name = ctx.call.name
+        if name in PLAN_WRITE_TOOLS:
+            if self.state.writes_only_the_plan(ctx.execution):
+                return None
+            return Veto(
+                ToolResult.error(
+                    f"Plan mode is on: {name} may only write the plan file, "
+                    f"{self.state.plan_path}. Write your plan there, and call ExitPlanMode to "
+                    "get it approved before you change other files."
+                )
+            )
+        if name in BLOCKED_TASK_TOOLS:
+            return Veto(
+                ToolResult.error(
+                    f"{name} is not available in plan mode. Call ExitPlanMode first if a "
+                    "background task really has to be stopped."
+                )
+            )
+        if name in BLOCKED_CRON_TOOLS:
+            return Veto(
+                ToolResult.error(
+                    f"{name} is not available in plan mode: it would change scheduled work that "
+                    "runs after planning. Call ExitPlanMode first."
+                )
+            )
+        if name == EXIT_TOOL:
+            return await self._review(ctx)
+        return None
+
+    def grant(self, ctx: BeforeContext) -> str | None:
+        """For the permission gate: writing the plan file in plan mode needs no approval."""
+        if (
+            self.state.active
+            and ctx.call.name in PLAN_WRITE_TOOLS
+            and self.state.writes_only_the_plan(ctx.execution)
+        ):
+            return "plan mode lets Write/Edit write the plan file"
+        return None
+
+    async def _review(self, ctx: BeforeContext) -> Decision:
+        display = ctx.execution.display
+        if not isinstance(display, PlanReviewDisplay) or not display.plan.strip():
+            return None  # nothing to review: ExitPlanMode itself says what is missing
+        if str(self.mode()) == "auto":
+            return Proceed(PlanReview(reviewed=False, how="auto mode"))
+        request = ApprovalRequest(
+            call_id=ctx.call.id,
+            tool=ctx.call.name,
+            action="Approve this plan and leave plan mode",
+            args={},
+            display=display,
+            approval_rule=ctx.execution.approval_rule,
+            reason="plan mode ends only when the user approves the plan",
+        )
+        answer = await self.asker.ask(ctx, request)
+        response = answer.response
+        if response.approved:
+            if answer.via == "approve_asks":
+                return Proceed(PlanReview(reviewed=False, how="approve_asks (--yes)"))
+            return Proceed(PlanReview(reviewed=True, how="the user", selected=response.selected))
+        if answer.via == "non_interactive":
+            return Veto(
+                ToolResult.error(
+                    "The plan needs the user's approval, and no one can be asked here (nothing "
+                    "interactive is attached), so plan mode is still on. To end plan mode "
+                    "without a review: --yes (Python: approve_asks=True) or --mode auto."
+                )
+            )
+        if answer.via != "person":
+            detail = answer.message or "the plan could not be reviewed"
+            return Veto(ToolResult.error(f"{detail}\nPlan mode is still on."))
+        feedback = (response.feedback or "").strip()
+        if feedback:
+            return Veto(
+                ToolResult.ok(
+                    "The user did not approve the plan yet; plan mode is still on. Their "
+                    f"feedback:\n\n{feedback}\n\nRevise the plan file ({self.state.plan_path}) "
+                    "and call ExitPlanMode again."
+                )
+            )
+        return Veto(
+            ToolResult.error(
+                "The user rejected the plan; plan mode is still on. Do not go ahead: wait for "
+                "the user to say what they want instead.",
+                stop_turn=True,
+            )
+        )
