@@ -40,14 +40,25 @@ class ExecEnv(ABC):
     def stat(self, path: Path) -> os.stat_result: ...
 
     @abstractmethod
-    def open_read(self, path: Path) -> BinaryIO: ...
+    def open_read(self, path: Path) -> BinaryIO:
+        """A seekable binary handle: tools read windows of big files with seek + read."""
+
+    @abstractmethod
+    def stat_handle(self, handle: BinaryIO) -> os.stat_result:
+        """The stat of an open handle (to notice a file that changes while it is read)."""
 
     @abstractmethod
     def write_atomic(self, path: Path, data: bytes, *, mode: int | None = None) -> None:
-        """Replace `path` with `data` all at once: the old file or the new one, never half."""
+        """Replace `path` with `data` all at once: the old file or the new one, never half.
+
+        `mode=None` keeps the permission bits (and, where allowed, the owner) of the file
+        being replaced; a new file gets the usual bits for this process (0o666 & ~umask).
+        """
 
     @abstractmethod
-    def append(self, path: Path, data: bytes) -> None: ...
+    def append(self, path: Path, data: bytes) -> None:
+        """Add `data` at the end of `path` (created if missing). If the write fails, the
+        file is cut back to its old length, so a failed append leaves it as it was."""
 
     @abstractmethod
     def make_dirs(self, path: Path) -> None: ...
@@ -82,4 +93,6 @@ class ExecEnv(ABC):
         `merge_stderr` is false), in its own session so the whole group can be stopped."""
 
     @abstractmethod
-    def which(self, program: str) -> str | None: ...
+    def which(self, program: str, search_path: str | None = None) -> str | None:
+        """The full path of an executable, searched in `search_path` (os.pathsep-separated
+        directories) or, when None, in the environment's PATH."""

@@ -6,7 +6,9 @@ import asyncio
 import contextlib
 import os
 import shutil
+import stat
 import tempfile
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import BinaryIO
@@ -30,18 +32,28 @@ class LocalEnv(ExecEnv):
     def open_read(self, path: Path) -> BinaryIO:
         return open(path, "rb")
 
+    def stat_handle(self, handle: BinaryIO) -> os.stat_result:
+        return os.fstat(handle.fileno())
+
     def write_atomic(self, path: Path, data: bytes, *, mode: int | None = None) -> None:
         directory = path.parent
+        try:
+            existing: os.stat_result | None = os.stat(path)
+        except FileNotFoundError:
+            existing = None
+        if mode is None:
+            mode = stat.S_IMODE(existing.st_mode) if existing else 0o666 & ~_umask()
         fd, tmp_name = tempfile.mkstemp(
             prefix=f".{path.name}.", suffix=".deftly-tmp", dir=directory
         )
         try:
             with os.fdopen(fd, "wb") as handle:
+                if existing is not None:
+                    _keep_owner(handle.fileno(), existing)
+                os.fchmod(handle.fileno(), mode)
                 handle.write(data)
                 handle.flush()
                 os.fsync(handle.fileno())
-            if mode is not None:
-                os.chmod(tmp_name, mode)
             os.replace(tmp_name, path)
         except BaseException:
             with contextlib.suppress(OSError):
@@ -50,10 +62,21 @@ class LocalEnv(ExecEnv):
         _fsync_directory(directory)
 
     def append(self, path: Path, data: bytes) -> None:
-        with open(path, "ab") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+        try:
+            size = os.fstat(fd).st_size
+            try:
+                view = memoryview(data)
+                while view:
+                    written = os.write(fd, view)
+                    view = view[written:]
+                os.fsync(fd)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, size)
+                raise
+        finally:
+            os.close(fd)
 
     def make_dirs(self, path: Path) -> None:
         path.mkdir(parents=True, exist_ok=True)
@@ -81,8 +104,34 @@ class LocalEnv(ExecEnv):
             start_new_session=new_session,
         )
 
-    def which(self, program: str) -> str | None:
-        return shutil.which(program)
+    def which(self, program: str, search_path: str | None = None) -> str | None:
+        return shutil.which(program, path=search_path)
+
+
+_umask_lock = threading.Lock()
+
+
+def _umask() -> int:
+    """The process umask, read without changing it where the OS says it (Linux)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    with _umask_lock:
+        current = os.umask(0o022)
+        os.umask(current)
+    return current
+
+
+def _keep_owner(fd: int, existing: os.stat_result) -> None:
+    """Give the new file the old one's owner and group, when we are allowed to."""
+    if existing.st_uid == os.geteuid() and existing.st_gid == os.getegid():
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        os.fchown(fd, existing.st_uid, existing.st_gid)
 
 
 def _fsync_directory(directory: Path) -> None:
