@@ -153,6 +153,7 @@ class Runtime:
             return
         self._started = True
         self._provide_services()
+        self._wire_files()
         self._activate_tools()
 
     async def close(self) -> None:
@@ -195,6 +196,12 @@ class Runtime:
         ):
             self.services.provide(instance)
         self.services.provide(self.env, ExecEnv)
+
+    def _wire_files(self) -> None:
+        """The file tools' shared memory of what was read and written (stale-read guard)."""
+        from deftly.tools.file.tracker import FileTracker
+
+        self.services.provide(FileTracker(self.config.files.stale_hash_max_bytes))
 
     def _activate_tools(self) -> None:
         contributions: list[ToolContribution] = []

@@ -1,0 +1,111 @@
+"""Line endings and the "model view" of a file, shared by Read, Edit and Write.
+
+A model sees a pure-CRLF file with LF endings (its text is cleaner and its `old_string`s
+match), and Edit/Write put CRLF back. A file that mixes endings, or has carriage returns
+that end nothing, is shown as it is with each CR made visible as the two characters `\\r`,
+and Edit matches it byte for byte, so nothing outside the edited span ever changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Style = Literal["none", "lf", "crlf", "mixed"]
+
+VISIBLE_CR = "\\r"
+
+
+@dataclass(frozen=True, slots=True)
+class EndingStats:
+    """How many CRLF pairs, bare LFs and lone CRs a text has."""
+
+    crlf: int = 0
+    bare_lf: int = 0
+    lone_cr: int = 0
+
+    @property
+    def style(self) -> Style:
+        if self.lone_cr or (self.crlf and self.bare_lf):
+            return "mixed"
+        if self.crlf:
+            return "crlf"
+        if self.bare_lf:
+            return "lf"
+        return "none"
+
+    def __add__(self, other: EndingStats) -> EndingStats:
+        return EndingStats(
+            self.crlf + other.crlf, self.bare_lf + other.bare_lf, self.lone_cr + other.lone_cr
+        )
+
+
+def ending_stats(data: str | bytes) -> EndingStats:
+    """Count the endings of a complete text (str or bytes)."""
+    if isinstance(data, str):
+        lf, cr = data.count("\n"), data.count("\r")
+        crlf = data.count("\r\n") if cr else 0
+    else:
+        lf, cr = data.count(b"\n"), data.count(b"\r")
+        crlf = data.count(b"\r\n") if cr else 0
+    return EndingStats(crlf, lf - crlf, cr - crlf)
+
+
+class EndingCounter:
+    """`ending_stats` over a file read in chunks (a CRLF may straddle two chunks)."""
+
+    def __init__(self) -> None:
+        self.lf = 0
+        self.cr = 0
+        self.crlf = 0
+        self._last_was_cr = False
+
+    def feed(self, chunk: bytes | bytearray | memoryview) -> None:
+        data = bytes(chunk) if isinstance(chunk, memoryview) else chunk
+        if not data:
+            return
+        lf = data.count(b"\n")
+        cr = data.count(b"\r")
+        self.lf += lf
+        self.cr += cr
+        if cr:
+            self.crlf += data.count(b"\r\n")
+        if self._last_was_cr and data[:1] == b"\n":
+            self.crlf += 1
+        self._last_was_cr = data[-1:] == b"\r"
+
+    @property
+    def stats(self) -> EndingStats:
+        return EndingStats(self.crlf, self.lf - self.crlf, self.cr - self.crlf)
+
+
+def to_model_view(text: str, style: Style) -> str:
+    """The text a model works with: CRLF shown as LF for a pure-CRLF file."""
+    return text.replace("\r\n", "\n") if style == "crlf" else text
+
+
+def materialize(text: str, style: Style) -> str:
+    """Back from the model view: every line break becomes CRLF in a pure-CRLF file.
+
+    Both LF and CRLF in the model's text become CRLF (never `\\r\\r\\n`); other styles are
+    written exactly as given.
+    """
+    if style != "crlf":
+        return text
+    return text.replace("\r\n", "\n").replace("\n", "\r\n")
+
+
+def show_carriage_returns(text: str) -> str:
+    """Make every CR visible as the two characters `\\r` (for mixed-ending files)."""
+    return text.replace("\r", VISIBLE_CR)
+
+
+def split_lines_keepends(text: str) -> list[str]:
+    """Split on LF only, keeping the terminators; a lone CR does not end a line."""
+    if not text:
+        return []
+    parts = text.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines

@@ -1,0 +1,188 @@
+"""Finding and running ripgrep for Glob and Grep.
+
+`rg` comes from the `ripgrep` wheel pinned in deftly's dependencies, which puts it in the
+interpreter's scripts directory (the venv's `bin/`), a place that is often not on PATH.
+So that directory is searched first, then PATH. Nothing is ever downloaded.
+
+A run streams rg's stdout record by record to a consumer (memory stays flat however many
+results there are), keeps the tail of stderr for error messages, and stops rg (SIGTERM,
+then SIGKILL) at a deadline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+import sysconfig
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from deftly.env.base import ExecEnv
+
+RG_VERSION = "14.1.0"
+STDERR_KEEP = 64 * 1024
+READ_CHUNK = 256 * 1024
+TERM_GRACE = 2.0
+VCS_DIRS = (".git", ".svn", ".hg", ".bzr", ".jj", ".sl")
+
+
+class RipgrepMissing(Exception):
+    """No usable rg; the message says how to install it."""
+
+
+def scripts_dirs() -> list[str]:
+    """Where the running interpreter's console scripts live (the venv's bin/ first)."""
+    found: list[str] = []
+    for candidate in (
+        sysconfig.get_path("scripts"),
+        os.path.dirname(sys.executable),
+        sysconfig.get_path("scripts", f"{os.name}_user"),
+    ):
+        if candidate and candidate not in found:
+            found.append(candidate)
+    return found
+
+
+def locate_rg(env: ExecEnv, configured: str | None = None) -> str:
+    """The rg to run: the configured one, else beside Python, else on PATH."""
+    if configured:
+        expanded = os.path.expanduser(configured)
+        if os.sep in expanded or (os.altsep and os.altsep in expanded):
+            if env.which(os.path.basename(expanded), os.path.dirname(expanded)):
+                return expanded
+            raise RipgrepMissing(
+                f"The rg configured in [files] rg_path ({configured}) does not exist or is not "
+                "executable. Fix the setting, or remove it to use the rg installed with deftly."
+            )
+        found = env.which(expanded)
+        if found:
+            return found
+        raise RipgrepMissing(
+            f"The rg configured in [files] rg_path ({configured}) is not on PATH. Fix the "
+            "setting, or remove it to use the rg installed with deftly."
+        )
+    name = "rg.exe" if os.name == "nt" else "rg"
+    searched = scripts_dirs()
+    found = env.which(name, os.pathsep.join(searched)) or env.which(name)
+    if found:
+        return found
+    raise RipgrepMissing(missing_message(searched))
+
+
+def missing_message(searched: Sequence[str]) -> str:
+    where = ", ".join(searched)
+    return (
+        "ripgrep (rg) is not installed: it is not beside this Python "
+        f"({where}) nor on PATH, and deftly never downloads programs. Install it into "
+        f"deftly's environment with `{sys.executable} -m pip install ripgrep=={RG_VERSION}` "
+        "(deftly's own dependency; reinstalling deftly does it too), or system-wide with "
+        "`apt install ripgrep`, `dnf install ripgrep` or `brew install ripgrep`; or point "
+        "[files] rg_path at an rg binary. Until then, use Bash (find, grep) to search."
+    )
+
+
+@dataclass
+class RgRun:
+    returncode: int | None
+    stderr: str
+    timed_out: bool = False
+    stopped_early: bool = False
+
+    @property
+    def failed(self) -> bool:
+        return not (self.timed_out or self.stopped_early) and self.returncode not in (0, 1)
+
+    def error_summary(self) -> str:
+        """rg's own error, in its words: the last `error:` line, else the last line."""
+        lines = [line.strip() for line in self.stderr.splitlines() if line.strip()]
+        for line in reversed(lines):
+            if line.lower().startswith(("error:", "rg: error")):
+                return line
+        return lines[-1] if lines else f"ripgrep exited with code {self.returncode}"
+
+
+Consumer = Callable[[bytes], bool]
+"""Gets each stdout record (without its separator); returns False to stop rg early."""
+
+
+async def run_rg(
+    env: ExecEnv,
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    deadline: float,
+    consume: Consumer,
+    separator: bytes = b"\n",
+) -> RgRun:
+    """Run rg, feeding complete stdout records to `consume` as they arrive, for at most
+    `deadline` seconds.
+
+    A record cut short by a timeout or an early stop is dropped, never half-shown.
+    """
+    process = await env.spawn(argv, cwd=cwd, merge_stderr=False)
+    assert process.stdout is not None and process.stderr is not None
+    stderr_task = asyncio.ensure_future(_read_tail(process.stderr, STDERR_KEEP))
+    timed_out = False
+    stopped = False
+    try:
+        async with asyncio.timeout(deadline):
+            stopped = not await _pump(process.stdout, consume, separator)
+    except TimeoutError:
+        timed_out = True
+    except BaseException:  # cancelled (or the consumer failed): never leave rg running
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        stderr_task.cancel()
+        raise
+    if timed_out or stopped:
+        await _stop(process)
+    returncode = await process.wait()
+    stderr = await stderr_task
+    return RgRun(returncode, stderr, timed_out=timed_out, stopped_early=stopped)
+
+
+async def _pump(stream: asyncio.StreamReader, consume: Consumer, separator: bytes) -> bool:
+    pending = b""
+    while True:
+        chunk = await stream.read(READ_CHUNK)
+        if not chunk:
+            if pending:
+                return consume(pending)
+            return True
+        data = pending + chunk if pending else chunk
+        start = 0
+        while True:
+            end = data.find(separator, start)
+            if end < 0:
+                break
+            if not consume(data[start:end]):
+                return False
+            start = end + len(separator)
+        pending = data[start:]
+
+
+async def _read_tail(stream: asyncio.StreamReader, keep: int) -> str:
+    buffer = bytearray()
+    while True:
+        chunk = await stream.read(READ_CHUNK)
+        if not chunk:
+            break
+        buffer += chunk
+        if len(buffer) > 2 * keep:
+            del buffer[: len(buffer) - keep]
+    return bytes(buffer[-keep:]).decode("utf-8", "replace")
+
+
+async def _stop(process: asyncio.subprocess.Process) -> None:
+    """SIGTERM, a short grace, then SIGKILL."""
+    with contextlib.suppress(ProcessLookupError):
+        process.terminate()
+    try:
+        async with asyncio.timeout(TERM_GRACE):
+            await process.wait()
+    except TimeoutError:
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
