@@ -386,7 +386,7 @@ async def test_spill_through_the_runtime_keeps_both_ends_and_the_full_file(
 
 
 async def test_host_tools_run_through_the_callback(make_runtime: Any) -> None:
-    rt: Runtime = await make_runtime()
+    rt: Runtime = await make_runtime(builtins=False)
     calls: list[dict[str, Any]] = []
 
     async def handler(args: dict[str, Any], ctx: Any) -> str:

@@ -217,7 +217,7 @@ async def test_tools_from_config_load_and_runtime_injection(
     make_runtime: Any, workspace: Path
 ) -> None:
     rt: Runtime = await make_runtime(
-        config={"tools": {"load": ["tests.helpers:SleepTool", "bad:path"]}}
+        config={"tools": {"load": ["tests.helpers:SleepTool", "bad:path"]}}, builtins=False
     )
     assert [t.name for t in rt.tools()] == ["Sleep"]
     entry = rt.registry.get("Sleep")
