@@ -9,11 +9,11 @@ spawning is async.
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import BinaryIO
 
 Capability = str
 FS: Capability = "fs"
@@ -40,11 +40,11 @@ class ExecEnv(ABC):
     def stat(self, path: Path) -> os.stat_result: ...
 
     @abstractmethod
-    def open_read(self, path: Path) -> BinaryIO:
+    def open_read(self, path: Path) -> io.BufferedIOBase:
         """A seekable binary handle: tools read windows of big files with seek + read."""
 
     @abstractmethod
-    def stat_handle(self, handle: BinaryIO) -> os.stat_result:
+    def stat_handle(self, handle: io.BufferedIOBase) -> os.stat_result:
         """The stat of an open handle (to notice a file that changes while it is read)."""
 
     @abstractmethod
@@ -69,6 +69,19 @@ class ExecEnv(ABC):
     def read_bytes(self, path: Path) -> bytes:
         with self.open_read(path) as handle:
             return handle.read()
+
+    def mtimes(self, paths: Sequence[str | bytes]) -> list[float]:
+        """Modification times of many files at once (0.0 for one that cannot be read).
+
+        One call for a whole result list, so a remote environment makes one round trip.
+        """
+        out: list[float] = []
+        for path in paths:
+            try:
+                out.append(self.stat(Path(os.fsdecode(path))).st_mtime)
+            except OSError:
+                out.append(0.0)
+        return out
 
     def exists(self, path: Path) -> bool:
         try:

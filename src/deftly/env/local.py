@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import os
 import shutil
 import stat
@@ -11,7 +12,6 @@ import tempfile
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import BinaryIO
 
 from deftly.env.base import FS, PROCESS, ExecEnv
 
@@ -29,11 +29,21 @@ class LocalEnv(ExecEnv):
     def stat(self, path: Path) -> os.stat_result:
         return os.stat(path)
 
-    def open_read(self, path: Path) -> BinaryIO:
+    def open_read(self, path: Path) -> io.BufferedIOBase:
         return open(path, "rb")
 
-    def stat_handle(self, handle: BinaryIO) -> os.stat_result:
+    def stat_handle(self, handle: io.BufferedIOBase) -> os.stat_result:
         return os.fstat(handle.fileno())
+
+    def mtimes(self, paths: Sequence[str | bytes]) -> list[float]:
+        out: list[float] = []
+        append = out.append
+        for path in paths:
+            try:
+                append(os.stat(path).st_mtime)
+            except OSError:
+                append(0.0)
+        return out
 
     def write_atomic(self, path: Path, data: bytes, *, mode: int | None = None) -> None:
         directory = path.parent

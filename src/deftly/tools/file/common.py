@@ -84,6 +84,11 @@ def os_error_message(raw: str, exc: OSError, action: str) -> str:
             f'The disk is full, so "{raw}" could not be {action_past(action)}; the file was '
             "left as it was. Free some space (or ask the user to) and try again."
         )
+    if code == errno.EFBIG:
+        return (
+            f'"{raw}" would grow past the largest file size allowed here, so it could not be '
+            f"{action_past(action)}; the file was left as it was."
+        )
     if code == errno.EDQUOT:
         return (
             f'The disk quota is exhausted, so "{raw}" could not be {action_past(action)}; '

@@ -22,7 +22,8 @@ EncodingName = Literal["utf-8", "utf-16-le", "utf-16-be"]
 SniffKind = Literal["utf-8", "utf-16-le", "utf-16-be", "binary", "undecodable"]
 
 _CONTROL_RATIO = 0.3
-_CONTROL_BYTES = frozenset(range(32)) - {9, 10, 12, 13, 27}
+_CONTROL_BYTES = bytes(sorted((set(range(32)) - {9, 10, 12, 13, 27}) | {0x7F}))
+_NOT_CONTROL = bytes(b for b in range(256) if b not in _CONTROL_BYTES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,8 +56,8 @@ def sniff_encoding(header: bytes) -> Sniff:
         return Sniff("utf-16-le", UTF16_LE_BOM)
     if sample.startswith(UTF16_BE_BOM):
         return Sniff("utf-16-be", UTF16_BE_BOM)
-    even_zeros = sum(1 for i in range(0, len(sample), 2) if sample[i] == 0)
-    odd_zeros = sum(1 for i in range(1, len(sample), 2) if sample[i] == 0)
+    even_zeros = sample[0::2].count(0)
+    odd_zeros = sample[1::2].count(0)
     if even_zeros == 0 and odd_zeros == 0:
         return _utf8_or_not(sample, b"")
     if even_zeros == 0 and odd_zeros >= 2:
@@ -111,8 +112,10 @@ def decode_text(raw: bytes) -> DecodedText:
     try:
         text = body.decode(codec, "strict")
     except UnicodeDecodeError as exc:
-        raise NotText("undecodable", f"byte {exc.start + len(sniff.bom)}: {exc.reason}") from None
-    if encoding == "utf-8" and "\0" in text:
+        # UTF-16 guessed from zero bytes alone, and not decodable: binary, not text.
+        kind: SniffKind = "binary" if encoding != "utf-8" and not sniff.bom else "undecodable"
+        raise NotText(kind, f"byte {exc.start + len(sniff.bom)}: {exc.reason}") from None
+    if "\0" in text:
         raise NotText("binary")
     return DecodedText(text, encoding, sniff.bom)
 

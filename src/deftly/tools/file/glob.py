@@ -31,7 +31,7 @@ from deftly.policy import (
 )
 from deftly.tools.file.common import missing_message, os_error_message, shown_path
 from deftly.tools.file.ripgrep import VCS_DIRS, RgRun, RipgrepMissing, locate_rg, run_rg
-from deftly.tools.file.secret_globs import glob_args, secret_globs
+from deftly.tools.file.secret_globs import glob_args, may_hold_secrets, secret_globs
 
 
 class GlobParams(BaseModel):
@@ -193,7 +193,8 @@ class GlobTool(Tool[GlobParams]):
 
 
 class _Collector:
-    """Keeps the first `limit` non-secret paths (rg already sorted them newest first)."""
+    """Keeps the first `limit` non-secret paths (rg already sorted them newest first) and
+    counts the rest without looking at each one."""
 
     def __init__(self, root: Path, workspace: Workspace, limit: int):
         self.root = root
@@ -204,20 +205,24 @@ class _Collector:
         self.secrets = 0
         self.seen = False
 
-    def add(self, record: bytes) -> bool:
+    def add(self, records: list[bytes]) -> bool:
         self.seen = True
-        if not record:
+        if len(self.kept) >= self.limit and not may_hold_secrets(b"\0".join(records)):
+            self.total += len(records) - records.count(b"")
             return True
-        text = os.fsdecode(record)
-        if text.startswith("./"):
-            text = text[2:]
-        path = self.root / text
-        if sensitive_reason(path) is not None:
-            self.secrets += 1
-            return True
-        self.total += 1
-        if len(self.kept) < self.limit:
-            self.kept.append(shown_path(path, self.workspace))
+        for record in records:
+            if not record:
+                continue
+            text = os.fsdecode(record)
+            if text.startswith("./"):
+                text = text[2:]
+            path = self.root / text
+            if may_hold_secrets(record) and sensitive_reason(path) is not None:
+                self.secrets += 1
+                continue
+            self.total += 1
+            if len(self.kept) < self.limit:
+                self.kept.append(shown_path(path, self.workspace))
         return True
 
 

@@ -43,12 +43,11 @@ from deftly.policy import (
 )
 from deftly.tools.file.common import missing_message, os_error_message, shown_path
 from deftly.tools.file.ripgrep import VCS_DIRS, RgRun, RipgrepMissing, locate_rg, run_rg
-from deftly.tools.file.secret_globs import glob_args, secret_globs
+from deftly.tools.file.secret_globs import glob_args, may_hold_secrets, secret_globs
 
 OutputMode = Literal["files_with_matches", "content", "count_matches"]
 RG_MAX_COLUMNS = 65_536
 _RG_PREVIEW_MARK = b" [... omitted end of long line]"
-_STAT_BATCH = 256
 
 
 class GrepParams(BaseModel):
@@ -126,6 +125,10 @@ class _Page:
     limit: int | None
     items: list[str] = field(default_factory=list)
     total: int = 0
+
+    @property
+    def full(self) -> bool:
+        return self.limit is not None and len(self.items) >= self.limit
 
     def add(self, item: str) -> None:
         if self.total >= self.offset and (self.limit is None or len(self.items) < self.limit):
@@ -255,6 +258,7 @@ class GrepTool(Tool[GrepParams]):
             args,
             _Page(args.offset, limit or None),
             self.workspace,
+            self.env,
             self.config.grep_max_line_chars,
             _python_pattern(args),
         )
@@ -271,24 +275,19 @@ class GrepTool(Tool[GrepParams]):
 
     async def _sort_newest_first(self, search: _Search) -> None:
         """Order matching files by modification time (newest first), then page them."""
-        paths = search.all_paths
-
-        def mtimes() -> list[float]:
-            out: list[float] = []
-            for path in paths:
-                try:
-                    out.append(self.env.stat(path).st_mtime)
-                except OSError:
-                    out.append(0.0)
-            return out
-
-        times = await asyncio.to_thread(mtimes)
-        order = sorted(range(len(paths)), key=lambda i: -times[i])
+        times: list[float] = []
+        for job in search.mtime_jobs:
+            times.extend(await job)
+        paths = search.paths
+        order = sorted(range(len(paths)), key=times.__getitem__, reverse=True)
         page = search.page
         page.items = []
         page.total = 0
         for i in order:
-            page.add(shown_path(paths[i], self.workspace))
+            if page.full:
+                page.total += 1
+            else:
+                page.add(shown_path(Path(os.fsdecode(paths[i])), self.workspace))
 
     # -- the result ----------------------------------------------------------------------
 
@@ -402,9 +401,12 @@ class GrepTool(Tool[GrepParams]):
 
 @dataclass
 class _Search:
+    """Consumes rg's records: keeps the requested page, counts the rest."""
+
     args: GrepParams
     page: _Page
     workspace: Workspace
+    env: ExecEnv
     max_line_chars: int
     finder: re.Pattern[str] | None
     run: RgRun = field(default_factory=lambda: RgRun(0, ""))
@@ -413,7 +415,8 @@ class _Search:
     cut_lines: int = 0
     count_total: int = 0
     count_files: int = 0
-    all_paths: list[Path] = field(default_factory=list)
+    paths: list[bytes] = field(default_factory=list)
+    mtime_jobs: list[asyncio.Future[list[float]]] = field(default_factory=list)
     _shown: dict[bytes, str] = field(default_factory=dict)
 
     def _show(self, raw_path: bytes) -> str | None:
@@ -421,48 +424,76 @@ class _Search:
         cached = self._shown.get(raw_path)
         if cached is not None:
             return cached
-        path = Path(os.fsdecode(raw_path))
-        if sensitive_reason(path) is not None:
+        if may_hold_secrets(raw_path) and sensitive_reason(os.fsdecode(raw_path)) is not None:
             return None
-        shown = shown_path(path, self.workspace)
+        shown = shown_path(Path(os.fsdecode(raw_path)), self.workspace)
         if len(self._shown) < 10_000:
             self._shown[raw_path] = shown
         return shown
 
-    def add(self, record: bytes) -> bool:
-        if not record:
-            return True
-        self.records += 1
+    def add(self, records: list[bytes]) -> bool:
+        self.records += len(records)
         mode = self.args.output_mode
         if mode == "files_with_matches":
-            path = Path(os.fsdecode(record))
-            if sensitive_reason(path) is not None:
-                self.secrets += 1
-            else:
-                self.all_paths.append(path)
-            return True
-        if record == b"--":
-            if self.page.items or self.page.total:
-                self.page.add("--")
-            return True
-        raw_path, sep, payload = record.partition(b"\0")
+            self._add_files(records)
+        elif mode == "count_matches":
+            for record in records:
+                self._add_count(record)
+        elif self.page.full and not may_hold_secrets(b"\0".join(records)):
+            self.page.total += len(records)  # past the page: only counted
+        else:
+            for record in records:
+                self._add_content(record)
+        return True
+
+    def _add_files(self, records: list[bytes]) -> None:
+        if may_hold_secrets(b"\0".join(records)):
+            kept = []
+            for record in records:
+                if may_hold_secrets(record) and sensitive_reason(os.fsdecode(record)):
+                    self.secrets += 1
+                else:
+                    kept.append(record)
+            records = kept
+        batch = [record for record in records if record]
+        if batch:
+            self.paths.extend(batch)
+            # Stat while rg is still searching: the sort then costs little at the end.
+            loop = asyncio.get_running_loop()
+            self.mtime_jobs.append(loop.run_in_executor(None, self.env.mtimes, batch))
+
+    def _add_count(self, record: bytes) -> None:
+        raw_path, sep, payload = record.rpartition(b"\0")
         if not sep:
-            return True  # a message from rg, not a result
+            return
         shown = self._show(raw_path)
         if shown is None:
             self.secrets += 1
-            return True
-        if mode == "count_matches":
-            try:
-                count = int(payload.strip())
-            except ValueError:
-                return True
-            self.count_total += count
-            self.count_files += 1
-            self.page.add(f"{shown}:{count}")
-            return True
+            return
+        try:
+            count = int(payload)
+        except ValueError:
+            return
+        self.count_total += count
+        self.count_files += 1
+        self.page.add(f"{shown}:{count}")
+
+    def _add_content(self, record: bytes) -> None:
+        if record == b"--":
+            if self.page.total:
+                self.page.add("--")
+            return
+        raw_path, sep, payload = record.partition(b"\0")
+        if not sep:
+            return  # a message from rg, not a result
+        shown = self._show(raw_path)
+        if shown is None:
+            self.secrets += 1
+            return
+        if self.page.full:
+            self.page.total += 1
+            return
         self.page.add(self._content_line(shown, payload))
-        return True
 
     def _content_line(self, shown: str, payload: bytes) -> str:
         number = ""

@@ -60,19 +60,20 @@ class EndingCounter:
         self.crlf = 0
         self._last_was_cr = False
 
-    def feed(self, chunk: bytes | bytearray | memoryview) -> None:
-        data = bytes(chunk) if isinstance(chunk, memoryview) else chunk
-        if not data:
+    def feed(
+        self, data: bytes | bytearray, length: int | None = None, lf: int | None = None
+    ) -> None:
+        """Count `data[:length]`; `lf` is its LF count when the caller already has it."""
+        size = len(data) if length is None else length
+        if size == 0:
             return
-        lf = data.count(b"\n")
-        cr = data.count(b"\r")
-        self.lf += lf
-        self.cr += cr
-        if cr:
-            self.crlf += data.count(b"\r\n")
-        if self._last_was_cr and data[:1] == b"\n":
+        self.lf += data.count(b"\n", 0, size) if lf is None else lf
+        if data.find(b"\r", 0, size) >= 0:  # rare, and `find` is far cheaper than `count`
+            self.cr += data.count(b"\r", 0, size)
+            self.crlf += data.count(b"\r\n", 0, size)
+        if self._last_was_cr and data[0] == 0x0A:
             self.crlf += 1
-        self._last_was_cr = data[-1:] == b"\r"
+        self._last_was_cr = data[size - 1] == 0x0D
 
     @property
     def stats(self) -> EndingStats:

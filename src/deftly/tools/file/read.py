@@ -9,14 +9,14 @@ file identity, and are skipped for files too big to scan quickly.
 from __future__ import annotations
 
 import asyncio
-import codecs
 import io
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import partial
+from io import BufferedIOBase
 from pathlib import Path
-from typing import Annotated, BinaryIO
+from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.functional_validators import AfterValidator
@@ -44,11 +44,12 @@ from deftly.tools.file.encoding import (
     sniff_encoding,
 )
 from deftly.tools.file.filetype import detect_file_type
-from deftly.tools.file.line_endings import EndingStats, Style, show_carriage_returns
+from deftly.tools.file.line_endings import Style, ending_stats, show_carriage_returns
 from deftly.tools.file.lines import (
+    IndexKey,
     LineIndex,
     LineIndexCache,
-    RawLine,
+    Window,
     full_index,
     read_window,
     scan_to_line,
@@ -191,7 +192,7 @@ class ReadTool(Tool[ReadParams]):
             sniff = self._check_kind(raw, path, header, before.st_size)
             note_extra: list[str] = []
             if sniff.is_utf16:
-                source: BinaryIO = self._transcode(raw, handle, sniff, before.st_size)
+                source: BufferedIOBase = self._transcode(raw, handle, sniff, before.st_size)
                 size = source.getbuffer().nbytes  # type: ignore[attr-defined]
                 key = None
                 note_extra.append(
@@ -243,12 +244,14 @@ class ReadTool(Tool[ReadParams]):
             )
         return sniff
 
-    def _transcode(self, raw: str, handle: BinaryIO, sniff: Sniff, size: int) -> io.BytesIO:
+    def _transcode(self, raw: str, handle: BufferedIOBase, sniff: Sniff, size: int) -> io.BytesIO:
         handle.seek(0)
         data = handle.read()[len(sniff.bom) :]
         try:
             text = data.decode(sniff.kind, "strict")
         except UnicodeDecodeError:
+            if not sniff.bom:  # UTF-16 guessed from zero bytes alone: binary after all
+                raise ReadFailed(_binary_message(raw, "application/octet-stream")) from None
             raise ReadFailed(_undecodable_message(raw)) from None
         if "\0" in text:
             raise ReadFailed(_binary_message(raw, "application/octet-stream"))
@@ -256,19 +259,12 @@ class ReadTool(Tool[ReadParams]):
 
     # -- finding and rendering the window ------------------------------------------------
 
-    def _index(self, source: BinaryIO, key: tuple[int, int, int, int] | None) -> LineIndex | None:
-        return self.indexes.get(key) if key is not None else None
-
-    def _remember(self, key: tuple[int, int, int, int] | None, index: LineIndex | None) -> None:
-        if key is not None and index is not None:
-            self.indexes.put(key, index)
-
     def _window(
         self,
         raw: str,
-        source: BinaryIO,
+        source: BufferedIOBase,
         size: int,
-        key: tuple[int, int, int, int] | None,
+        key: IndexKey | None,
         args: ReadParams,
     ) -> _Outcome:
         c = self.config
@@ -278,9 +274,11 @@ class ReadTool(Tool[ReadParams]):
         countable = size <= c.read_count_max_bytes
         if size == 0:
             return _Outcome(_Rendered(), 0, requested, False, None, "none")
-        index = self._index(source, key)
+        index = self.indexes.get(key) if key is not None else None
+        tail = args.line_offset < 0
         tail_relative = False
-        if args.line_offset > 0:
+        expected: int | None = None
+        if not tail:
             first = args.line_offset
             if index is not None:
                 start = index.line_start(source, first)
@@ -291,7 +289,6 @@ class ReadTool(Tool[ReadParams]):
             if start is None or start >= size:
                 total = index.total_lines if index else None
                 return _Outcome(_Rendered(), total, requested, False, None, "none")
-            window = read_window(source, start, first, limit, max_line_bytes)
         else:
             back = -args.line_offset
             if index is None and countable:
@@ -299,92 +296,112 @@ class ReadTool(Tool[ReadParams]):
                 self._remember(key, index)
             if index is not None:
                 first = max(1, index.total_lines - back + 1)
-                start = index.line_start(source, first)
-                assert start is not None
+                found = index.line_start(source, first)
+                assert found is not None
+                start = found
             else:
                 start = tail_start(source, size, back)
                 first = 1 if start == 0 else -back
                 tail_relative = start != 0
-            window = read_window(source, start, first, limit, max_line_bytes)
-        style = index.stats.style if index is not None else _window_style(window.lines)
+            expected = size - start
+        window = read_window(source, start, first, limit, max_line_bytes, expected_bytes=expected)
+        joined = b"\n".join(window.data)
+        if index is not None:
+            style = index.stats.style
+        else:
+            style = _window_style(joined + (b"\n" if window.terminated else b""))
         total = index.total_lines if index is not None else None
-        if total is None and not window.more and not tail_relative:
-            total = window.lines[-1].number if window.lines else None
-        tail = args.line_offset < 0
-        rendered, stopped_by = self._render(raw, window.lines, style, tail)
+        if total is None and not window.more and not tail_relative and first > 0:
+            total = first + len(window.data) - 1
+        rendered, stopped_by = self._render(raw, window, joined, style, tail)
         more_after = window.more or (stopped_by == "bytes" and not tail)
         if (
             stopped_by is None
             and window.more
-            and len(window.lines) == limit
+            and len(window.data) == limit
             and limit == c.read_max_lines
         ):
             stopped_by = "lines"
         return _Outcome(rendered, total, requested, more_after, stopped_by, style, tail_relative)
 
+    def _remember(self, key: IndexKey | None, index: LineIndex | None) -> None:
+        if key is not None and index is not None:
+            self.indexes.put(key, index)
+
     def _render(
-        self, raw: str, lines: list[RawLine], style: Style, tail: bool
+        self, raw: str, window: Window, joined: bytes, style: Style, tail: bool
     ) -> tuple[_Rendered, str | None]:
-        """Decode and number the lines within the byte budget.
+        """Decode and number the window's lines (in bulk), within the byte budget.
 
         Forward reads stop before the line that would pass the budget; a tail keeps the
         lines nearest the end and drops from the front. At least one line is always kept.
         """
         c = self.config
-        out = _Rendered()
-        costs: list[int] = []
-        used = 0
-        stopped: str | None = None
-        for line in lines:
-            text, was_cut = self._decode_line(raw, line, style)
-            rendered = f"{line.number}\t{text}"
-            cost = len(rendered.encode("utf-8", "surrogatepass")) + (1 if out.lines else 0)
-            if not tail and out.lines and used + cost > c.read_max_bytes:
-                stopped = "bytes"
-                break
-            out.lines.append(rendered)
-            out.numbers.append(line.number)
-            if was_cut:
-                out.cut.append(line.number)
-            costs.append(cost)
-            used += cost
-            if not tail and used >= c.read_max_bytes and len(out.lines) < len(lines):
-                stopped = "bytes"
-                break
-        if tail and used > c.read_max_bytes:
-            drop = 0
-            while used > c.read_max_bytes and drop < len(out.lines) - 1:
-                used -= costs[drop]
-                drop += 1
-            out.lines = out.lines[drop:]
-            out.numbers = out.numbers[drop:]
-            kept = set(out.numbers)
-            out.cut = [n for n in out.cut if n in kept]
-            stopped = "bytes-tail"
-        return out, stopped
-
-    def _decode_line(self, raw: str, line: RawLine, style: Style) -> tuple[str, bool]:
-        data = line.data
-        if line.number == 1 and data.startswith(UTF8_BOM):
-            data = data[len(UTF8_BOM) :]
-        if style == "crlf" and not line.cut and data.endswith(b"\r"):
-            data = data[:-1]
+        first = window.first
+        if (first == 1 and joined.startswith(UTF8_BOM)) or window.cut:
+            data = list(window.data)
+            if first == 1 and data[0].startswith(UTF8_BOM):
+                data[0] = data[0][len(UTF8_BOM) :]
+            for i in window.cut:
+                data[i] = _without_partial_char(data[i])
+            joined = b"\n".join(data)
         try:
-            if line.cut:
-                text = codecs.getincrementaldecoder("utf-8")("strict").decode(data, final=False)
-            else:
-                text = data.decode("utf-8", "strict")
-        except UnicodeDecodeError:
-            raise ReadFailed(_invalid_line_message(raw, line.number)) from None
+            text = joined.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = first + joined.count(b"\n", 0, exc.start)
+            raise ReadFailed(_invalid_line_message(raw, line)) from None
         if "\0" in text:
-            raise ReadFailed(_binary_message(raw, "application/octet-stream", line.number))
-        cap = self.config.read_max_line_chars
-        was_cut = line.cut or len(text) > cap
-        if was_cut:
-            text = text[:cap] + MARKER
-        if style == "mixed":
-            text = show_carriage_returns(text)
-        return text, was_cut
+            line = first + text.count("\n", 0, text.index("\0"))
+            raise ReadFailed(_binary_message(raw, "application/octet-stream", line))
+        if style == "crlf":
+            text = text.replace("\r\n", "\n")
+            if window.terminated and text.endswith("\r"):
+                text = text[:-1]
+        lines = text.split("\n")
+        cap = c.read_max_line_chars
+        out = _Rendered()
+        for i, piece in enumerate(lines):
+            if i in window.cut or len(piece) > cap:
+                lines[i] = piece[:cap] + MARKER
+                out.cut.append(first + i)
+        if style == "mixed" and "\r" in text:
+            lines = [show_carriage_returns(piece) for piece in lines]
+        rendered = [f"{first + i}\t{piece}" for i, piece in enumerate(lines)]
+        numbers = list(range(first, first + len(rendered)))
+        stopped: str | None = None
+        total = sum(map(len, rendered)) + len(rendered) - 1
+        if not text.isascii() or total > c.read_max_bytes:
+            costs = [len(r.encode("utf-8", "surrogatepass")) + 1 for r in rendered]
+            if costs:
+                costs[0] -= 1
+            if tail:
+                used = sum(costs)
+                drop = 0
+                while used > c.read_max_bytes and drop < len(rendered) - 1:
+                    used -= costs[drop]
+                    drop += 1
+                if drop:
+                    costs[drop] -= 1 if drop < len(costs) else 0
+                    rendered, numbers = rendered[drop:], numbers[drop:]
+                    stopped = "bytes-tail"
+            else:
+                used = 0
+                for keep, cost in enumerate(costs):
+                    if keep and used + cost > c.read_max_bytes:
+                        rendered, numbers = rendered[:keep], numbers[:keep]
+                        stopped = "bytes"
+                        break
+                    used += cost
+                    if used >= c.read_max_bytes and keep + 1 < len(costs):
+                        rendered, numbers = rendered[: keep + 1], numbers[: keep + 1]
+                        stopped = "bytes"
+                        break
+        out.lines = rendered
+        out.numbers = numbers
+        if out.cut and stopped:
+            kept = set(numbers)
+            out.cut = [n for n in out.cut if n in kept]
+        return out, stopped
 
     # -- the result ------------------------------------------------------------------------
 
@@ -461,20 +478,23 @@ class ReadTool(Tool[ReadParams]):
         return ToolResult.ok("\n".join(rendered.lines), note=note, spill_exempt=True)
 
 
-def _window_style(lines: list[RawLine]) -> Style:
+def _window_style(data: bytes) -> Style:
     """The ending style seen in a window (when the file was too big to classify whole)."""
-    stats = EndingStats()
-    for position, line in enumerate(lines):
-        if line.cut:
-            continue
-        data = line.data
-        cr = data.count(b"\r")
-        terminated = position < len(lines) - 1
-        if terminated and data.endswith(b"\r"):
-            stats = stats + EndingStats(crlf=1, lone_cr=cr - 1)
-        else:
-            stats = stats + EndingStats(bare_lf=1 if terminated else 0, lone_cr=cr)
-    return stats.style
+    if b"\r" not in data:
+        return "lf" if b"\n" in data else "none"
+    return ending_stats(data).style
+
+
+def _without_partial_char(data: bytes) -> bytes:
+    """Drop an incomplete UTF-8 sequence left at the end of a line cut at a byte cap."""
+    for back in range(1, min(4, len(data)) + 1):
+        byte = data[-back]
+        if byte < 0x80:
+            return data
+        if byte >= 0xC0:  # a lead byte: is its sequence complete?
+            need = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+            return data if back >= need else data[:-back]
+    return data
 
 
 def _binary_message(raw: str, mime: str, line: int | None = None) -> str:

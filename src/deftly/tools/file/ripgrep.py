@@ -104,8 +104,9 @@ class RgRun:
         return lines[-1] if lines else f"ripgrep exited with code {self.returncode}"
 
 
-Consumer = Callable[[bytes], bool]
-"""Gets each stdout record (without its separator); returns False to stop rg early."""
+Consumer = Callable[[list[bytes]], bool]
+"""Gets the complete stdout records of each chunk rg wrote (without their separators);
+returns False to stop rg early."""
 
 
 async def run_rg(
@@ -117,8 +118,8 @@ async def run_rg(
     consume: Consumer,
     separator: bytes = b"\n",
 ) -> RgRun:
-    """Run rg, feeding complete stdout records to `consume` as they arrive, for at most
-    `deadline` seconds.
+    """Run rg, feeding its complete stdout records to `consume` in batches as they arrive,
+    for at most `deadline` seconds.
 
     A record cut short by a timeout or an early stop is dropped, never half-shown.
     """
@@ -149,19 +150,11 @@ async def _pump(stream: asyncio.StreamReader, consume: Consumer, separator: byte
     while True:
         chunk = await stream.read(READ_CHUNK)
         if not chunk:
-            if pending:
-                return consume(pending)
-            return True
-        data = pending + chunk if pending else chunk
-        start = 0
-        while True:
-            end = data.find(separator, start)
-            if end < 0:
-                break
-            if not consume(data[start:end]):
-                return False
-            start = end + len(separator)
-        pending = data[start:]
+            return consume([pending]) if pending else True
+        records = (pending + chunk if pending else chunk).split(separator)
+        pending = records.pop()
+        if records and not consume(records):
+            return False
 
 
 async def _read_tail(stream: asyncio.StreamReader, keep: int) -> str:

@@ -88,6 +88,16 @@ def secret_globs(*, private_keys: bool = False) -> tuple[str, ...]:
     return tuple("!" + name for name in names)
 
 
+_MARKERS = (b"env", b"id_", b"credential", b"netrc", b"pgpass", b".aws", b".gcp")
+
+
+def may_hold_secrets(blob: bytes) -> bool:
+    """A cheap pre-check over many paths at once: False means none of them can be a
+    secret file name (so `sensitive_reason` need not look at each)."""
+    low = blob.lower()
+    return any(marker in low for marker in _MARKERS)
+
+
 def glob_args(globs: tuple[str, ...]) -> list[str]:
     args: list[str] = []
     for glob in globs:

@@ -16,8 +16,9 @@ import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
+from io import BufferedIOBase
 from pathlib import Path
-from typing import BinaryIO, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -251,7 +252,7 @@ def _format_of(data: bytes, *, partial: bool = False) -> Format:
     return Format(encoding, sniff.bom, style)
 
 
-def _scan_format(handle: BinaryIO) -> Format:
+def _scan_format(handle: BufferedIOBase) -> Format:
     """The format of a file of any size, counting its line endings chunk by chunk."""
     head = handle.read(SNIFF_BYTES)
     sniff = sniff_encoding(head)
