@@ -36,7 +36,7 @@ from deftly.tools.file.edit import EditParams, EditTool
 from deftly.tools.file.glob import GlobParams, GlobTool
 from deftly.tools.file.grep import GrepParams, GrepTool
 from deftly.tools.file.read import ReadParams, ReadTool
-from deftly.tools.file.ripgrep import locate_rg
+from deftly.tools.file.ripgrep import glob_filter, locate_rg
 from deftly.tools.file.tracker import FileTracker
 
 LINES = 1_000_000
@@ -47,7 +47,8 @@ EDIT_BYTES = 50 * 1024 * 1024
 
 
 def log_line(i: int) -> bytes:
-    return f"2024-05-01T12:{i % 60:02d}:{i % 59:02d}Z INFO worker-{i % 17} handled request {i}\n".encode()
+    stamp = f"2024-05-01T12:{i % 60:02d}:{i % 59:02d}Z"
+    return f"{stamp} INFO worker-{i % 17} handled request {i}\n".encode()
 
 
 def make_lines_file(path: Path) -> None:
@@ -141,9 +142,11 @@ from deftly.tools.file.tracker import FileTracker
 path = Path({path!r})
 tool = ReadTool(LocalEnv(), Workspace(path.parent), FilesConfig(), FileTracker())
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-if {plain!r}:
+if {plain!r} == "tail":
     with open(path, "rb") as h:
         h.seek(max(0, path.stat().st_size - 65536)); h.read().decode().splitlines()[-100:]
+elif {plain!r} == "naive":
+    path.read_bytes().decode().splitlines()[-100:]
 else:
     result = tool.read(ReadParams(path=str(path), **{args!r}), path)
     assert not result.is_error, result.output
@@ -152,7 +155,7 @@ print(json.dumps([before, after]))
 """
 
 
-def rss_growth(path: Path, args: dict[str, int], plain: bool = False) -> tuple[float, float]:
+def rss_growth(path: Path, args: dict[str, int], plain: str = "") -> tuple[float, float]:
     code = CHILD.format(
         repo=str(Path(__file__).resolve().parent.parent / "src"),
         path=str(path),
@@ -220,11 +223,18 @@ def read_benchmarks(work: Path) -> None:
                 await rt.call("Read", {"path": str(gib_file), "line_offset": -100})
             return (clock() - start) / 20 * 1e3
 
-    row("Read last 100 lines of 1 GB, whole runtime pipeline", asyncio.run(through_runtime()), "ms", floor)
+    row(
+        "Read last 100 lines of 1 GB, whole runtime pipeline",
+        asyncio.run(through_runtime()),
+        "ms",
+        floor,
+    )
 
     print("Read peak memory (MiB of RSS growth in a fresh process)")
-    base, grow = rss_growth(gib_file, {}, plain=True)
+    base, grow = rss_growth(gib_file, {}, plain="tail")
     row(f"plain tail of 1 GB (process baseline {base:.0f} MiB)", grow, "MiB")
+    _, grow = rss_growth(gib_file, {}, plain="naive")
+    row("for contrast: read the whole 1 GB file and split it", grow, "MiB")
     _, grow = rss_growth(gib_file, {"line_offset": -100})
     row("Read tail of 1 GB", grow, "MiB", None, "flat: not ~1024")
     _, grow = rss_growth(lines_file, {"line_offset": WINDOW_AT})
@@ -237,7 +247,7 @@ def read_benchmarks(work: Path) -> None:
 
 def bare_rg(argv: list[str], cwd: Path) -> float:
     start = clock()
-    subprocess.run(argv, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False)
+    subprocess.run(argv, cwd=cwd, capture_output=True, check=False)
     return clock() - start
 
 
@@ -259,10 +269,11 @@ def search_benchmarks(work: Path) -> None:
                 times.append(clock() - start)
             return min(times) * 1e3
 
+    env = LocalEnv()
     glob_tool = tool(GlobTool, root)
-    glob_args = GlobParams(pattern="*.py")
-    argv = glob_tool.rg_argv(rg, glob_args)  # type: ignore[attr-defined]
-    floor = best_of(7, lambda: bare_rg(argv, root)) * 1e3
+    with glob_filter(env, "*.py") as narrowing:
+        argv = glob_tool.rg_argv(rg, GlobParams(pattern="*.py"), narrowing)  # type: ignore[attr-defined]
+        floor = best_of(7, lambda: bare_rg(argv, root)) * 1e3
     took = asyncio.run(via_runtime("Glob", {"pattern": "*.py"}))
     row("rg --files ... '*.py' run bare (floor)", floor, "ms")
     row("Glob *.py (newest first, first 100)", took, "ms", floor, "target <= 1.3x")
@@ -275,7 +286,7 @@ def search_benchmarks(work: Path) -> None:
         ("files_with_matches, every file", {"pattern": "return"}),
     ):
         params = GrepParams.model_validate(args)
-        argv = grep_tool.rg_argv(rg, params, root)  # type: ignore[attr-defined]
+        argv = grep_tool.rg_argv(rg, params, root, [])  # type: ignore[attr-defined]
         floor = best_of(7, lambda argv=argv: bare_rg(argv, root)) * 1e3
         took = asyncio.run(via_runtime("Grep", args))
         row(f"same rg command line run bare ({label}) (floor)", floor, "ms")

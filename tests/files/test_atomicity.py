@@ -57,7 +57,9 @@ def test_sigkill_during_writes_never_leaves_a_torn_file(workspace: Path) -> None
             text=True,
         )
         assert child.stdout is not None
-        assert child.stdout.readline().strip() == "ready", child.stderr.read() if child.stderr else ""
+        assert child.stdout.readline().strip() == "ready", (
+            child.stderr.read() if child.stderr else ""
+        )
         time.sleep(rng.uniform(0.05, 0.6))
         child.send_signal(signal.SIGKILL)
         child.wait(timeout=60)

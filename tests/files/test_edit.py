@@ -185,7 +185,9 @@ async def test_edits_to_one_file_in_a_batch_run_in_order(rt: Runtime, workspace:
     target = workspace / "a.txt"
     target.write_text("v1\n")
     calls = [
-        ToolCall(f"c{i}", "Edit", {"path": "a.txt", "old_string": f"v{i}", "new_string": f"v{i + 1}"})
+        ToolCall(
+            f"c{i}", "Edit", {"path": "a.txt", "old_string": f"v{i}", "new_string": f"v{i + 1}"}
+        )
         for i in range(1, 8)
     ]
     results = await rt.run_batch(calls)

@@ -18,9 +18,7 @@ from deftly.tools.file.tracker import FileTracker
 TOKEN = "\u27e6TOKEN\u27e7"
 plain = st.text(
     alphabet=st.one_of(
-        st.characters(
-            blacklist_categories=("Cs", "Cc"), blacklist_characters="\ufeff\u27e6\u27e7"
-        ),
+        st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="\ufeff\u27e6\u27e7"),
         st.sampled_from("\t "),
     ),
     max_size=30,
@@ -36,8 +34,10 @@ SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[Healt
 
 def pure_crlf(text: str) -> bool:
     """Independent of the implementation: CRLF pairs, and no other CR or LF."""
-    return "\r\n" in text and text.replace("\r\n", "").count("\n") == 0 and "\r" not in (
-        text.replace("\r\n", "")
+    return (
+        "\r\n" in text
+        and text.replace("\r\n", "").count("\n") == 0
+        and "\r" not in (text.replace("\r\n", ""))
     )
 
 

@@ -94,7 +94,9 @@ async def test_negative_offsets_read_the_tail(rt: Runtime, workspace: Path) -> N
         ({"line_offset": 3, "n_lines": 5}, True),
     ],
 )
-async def test_schema_bounds(rt: Runtime, workspace: Path, args: dict[str, Any], valid: bool) -> None:
+async def test_schema_bounds(
+    rt: Runtime, workspace: Path, args: dict[str, Any], valid: bool
+) -> None:
     (workspace / "f.txt").write_text("x\n")
     result = await call(rt, "Read", {"path": "f.txt", **args})
     assert result.is_error is not valid
@@ -216,7 +218,9 @@ async def test_utf16_over_the_transcode_limit_is_refused(
     rt = await make_runtime(approve_asks=True, config={"files": {"read_utf16_max_bytes": 100}})
     (workspace / "big16.txt").write_bytes(b"\xff\xfe" + ("line\n" * 50).encode("utf-16-le"))
     result = await call(rt, "Read", {"path": "big16.txt"})
-    assert result.is_error and "UTF-16 LE" in result.text and "too large to transcode" in result.text
+    assert (
+        result.is_error and "UTF-16 LE" in result.text and "too large to transcode" in result.text
+    )
 
 
 async def test_fifos_are_refused_without_blocking(rt: Runtime, workspace: Path) -> None:

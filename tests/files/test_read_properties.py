@@ -30,9 +30,7 @@ files = st.tuples(
     st.booleans(),  # a final line break
     st.booleans(),  # a UTF-8 BOM
 )
-SETTINGS = settings(
-    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 NEXT = re.compile(r"line_offset=(-?\d+)")
 
 
@@ -120,9 +118,7 @@ def test_a_tail_is_the_last_lines_with_their_numbers(
         assert (page[-1][0] if page else 0) == (want[-1][0] if want else 0)
 
         uncounted = tool_for(directory, count_all=False)
-        relative = uncounted.read(
-            ReadParams(path=str(path), line_offset=-back, n_lines=1000), path
-        )
+        relative = uncounted.read(ReadParams(path=str(path), line_offset=-back, n_lines=1000), path)
         rel_page = parse(relative.text)
         assert [t for _, t in rel_page] == [t for _, t in page]
         if back < total:

@@ -66,6 +66,14 @@ class ExecEnv(ABC):
     @abstractmethod
     def scandir(self, path: Path) -> Iterator[os.DirEntry[str]]: ...
 
+    @abstractmethod
+    def write_temp(self, data: bytes, *, suffix: str = "") -> Path:
+        """A new private scratch file holding `data` (the caller removes it)."""
+
+    @abstractmethod
+    def remove(self, path: Path) -> None:
+        """Delete a file (a missing file is not an error)."""
+
     def read_bytes(self, path: Path) -> bytes:
         with self.open_read(path) as handle:
             return handle.read()

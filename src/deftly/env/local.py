@@ -95,6 +95,21 @@ class LocalEnv(ExecEnv):
         with os.scandir(path) as entries:
             yield from entries
 
+    def write_temp(self, data: bytes, *, suffix: str = "") -> Path:
+        fd, name = tempfile.mkstemp(prefix="deftly-", suffix=suffix)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(name)
+            raise
+        return Path(name)
+
+    def remove(self, path: Path) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+
     async def spawn(
         self,
         argv: Sequence[str],

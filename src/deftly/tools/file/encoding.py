@@ -42,16 +42,17 @@ class Sniff:
         return self.kind in ("utf-16-le", "utf-16-be")
 
 
-def sniff_encoding(header: bytes) -> Sniff:
+def sniff_encoding(header: bytes, *, complete: bool = False) -> Sniff:
     """Classify a file by its first bytes (at most `SNIFF_BYTES` are looked at).
 
     A BOM decides. Otherwise zero bytes on only the odd (even) offsets mean UTF-16 LE (BE);
     any other zero byte means binary. A sample that is not UTF-8 is "undecodable" when it
     looks like text in a legacy encoding, "binary" when it is full of control bytes.
+    `complete` says the header is the whole file (so a sequence cut at its end is an error).
     """
     sample = header[:SNIFF_BYTES]
     if sample.startswith(UTF8_BOM):
-        return _utf8_or_not(sample[len(UTF8_BOM) :], UTF8_BOM)
+        return _utf8_or_not(sample[len(UTF8_BOM) :], UTF8_BOM, complete)
     if sample.startswith(UTF16_LE_BOM):
         return Sniff("utf-16-le", UTF16_LE_BOM)
     if sample.startswith(UTF16_BE_BOM):
@@ -59,7 +60,7 @@ def sniff_encoding(header: bytes) -> Sniff:
     even_zeros = sample[0::2].count(0)
     odd_zeros = sample[1::2].count(0)
     if even_zeros == 0 and odd_zeros == 0:
-        return _utf8_or_not(sample, b"")
+        return _utf8_or_not(sample, b"", complete)
     if even_zeros == 0 and odd_zeros >= 2:
         return Sniff("utf-16-le")
     if odd_zeros == 0 and even_zeros >= 2:
@@ -67,7 +68,7 @@ def sniff_encoding(header: bytes) -> Sniff:
     return Sniff("binary")
 
 
-def _utf8_or_not(sample: bytes, bom: bytes) -> Sniff:
+def _utf8_or_not(sample: bytes, bom: bytes, complete: bool) -> Sniff:
     if b"\0" in sample:
         return Sniff("binary")
     controls = sum(1 for byte in sample if byte in _CONTROL_BYTES or byte == 0x7F)
@@ -75,7 +76,7 @@ def _utf8_or_not(sample: bytes, bom: bytes) -> Sniff:
         return Sniff("binary")
     decoder = codecs.getincrementaldecoder("utf-8")("strict")
     try:
-        decoder.decode(sample, final=False)  # a sequence cut at the sample's end is fine
+        decoder.decode(sample, final=complete)  # a sequence cut by the sample is fine
     except UnicodeDecodeError:
         return Sniff("undecodable")
     return Sniff("utf-8", bom)

@@ -30,7 +30,15 @@ from deftly.policy import (
     sensitive_reason,
 )
 from deftly.tools.file.common import missing_message, os_error_message, shown_path
-from deftly.tools.file.ripgrep import VCS_DIRS, RgRun, RipgrepMissing, locate_rg, run_rg
+from deftly.tools.file.ripgrep import (
+    VCS_DIRS,
+    BadPattern,
+    RgRun,
+    RipgrepMissing,
+    glob_filter,
+    locate_rg,
+    run_rg,
+)
 from deftly.tools.file.secret_globs import glob_args, may_hold_secrets, secret_globs
 
 
@@ -90,11 +98,11 @@ class GlobTool(Tool[GlobParams]):
             execute=partial(self._run, args, root),
         )
 
-    def rg_argv(self, rg: str, args: GlobParams) -> list[str]:
-        # The last matching glob wins: version-control directories and secrets come after
-        # the caller's pattern, so the pattern cannot bring them back.
-        argv = [rg, "--no-config", "--files", "--hidden", "--sortr=modified"]
-        argv += ["--glob", args.pattern]
+    def rg_argv(self, rg: str, args: GlobParams, pattern_filter: list[str]) -> list[str]:
+        """The rg command line. The pattern comes as an ignore file (`pattern_filter`, see
+        `glob_filter`), so .gitignore still applies; version-control directories and
+        secret files are excluded by `--glob` overrides, which beat every ignore rule."""
+        argv = [rg, "--no-config", "--files", "--hidden", "--sortr=modified", *pattern_filter]
         for vcs in VCS_DIRS:
             argv += ["--glob", "!" + vcs]
         argv += glob_args(secret_globs())
@@ -126,22 +134,26 @@ class GlobTool(Tool[GlobParams]):
         self._rg = rg
         collector = _Collector(root, self.workspace, self.config.glob_max_results)
         try:
-            run = await run_rg(
-                self.env,
-                self.rg_argv(rg, args),
-                cwd=root,
-                deadline=self.config.search_timeout,
-                consume=collector.add,
-            )
-            if run.failed and _resource_busy(run) and not collector.seen:
-                collector = _Collector(root, self.workspace, self.config.glob_max_results)
+            with glob_filter(self.env, args.pattern) as pattern_filter:
+                argv = self.rg_argv(rg, args, pattern_filter)
                 run = await run_rg(
                     self.env,
-                    [rg, "-j", "1", *self.rg_argv(rg, args)[1:]],
+                    argv,
                     cwd=root,
                     deadline=self.config.search_timeout,
                     consume=collector.add,
                 )
+                if run.failed and _resource_busy(run) and not collector.seen:
+                    collector = _Collector(root, self.workspace, self.config.glob_max_results)
+                    run = await run_rg(
+                        self.env,
+                        [rg, "-j", "1", *argv[1:]],
+                        cwd=root,
+                        deadline=self.config.search_timeout,
+                        consume=collector.add,
+                    )
+        except BadPattern as exc:
+            return ToolResult.error(f"The pattern {args.pattern!r} cannot be used: {exc}.")
         except FileNotFoundError:
             self._rg = None
             return ToolResult.error(str(RipgrepMissing(f"rg vanished: {rg}")))
@@ -154,6 +166,11 @@ class GlobTool(Tool[GlobParams]):
     ) -> ToolResult:
         lines: list[str] = []
         notes: list[str] = []
+        if run.glob_error:
+            return ToolResult.error(
+                f"Glob failed: ripgrep said: {run.glob_error}. Fix the pattern (braces and "
+                "brackets must be balanced)."
+            )
         if run.failed and not found.seen:
             return ToolResult.error(
                 f"Glob failed: ripgrep said: {run.error_summary()}. Check the pattern (a glob "

@@ -10,6 +10,7 @@ model's context.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import stat
@@ -42,7 +43,15 @@ from deftly.policy import (
     sensitive_reason,
 )
 from deftly.tools.file.common import missing_message, os_error_message, shown_path
-from deftly.tools.file.ripgrep import VCS_DIRS, RgRun, RipgrepMissing, locate_rg, run_rg
+from deftly.tools.file.ripgrep import (
+    VCS_DIRS,
+    BadPattern,
+    RgRun,
+    RipgrepMissing,
+    glob_filter,
+    locate_rg,
+    run_rg,
+)
 from deftly.tools.file.secret_globs import glob_args, may_hold_secrets, secret_globs
 
 OutputMode = Literal["files_with_matches", "content", "count_matches"]
@@ -177,8 +186,12 @@ class GrepTool(Tool[GrepParams]):
 
     # -- the rg command line -------------------------------------------------------------
 
-    def rg_argv(self, rg: str, args: GrepParams, target: Path) -> list[str]:
-        argv = [rg, "--no-config", "--color", "never", "--hidden", "--null"]
+    def rg_argv(
+        self, rg: str, args: GrepParams, target: Path, glob_filter_args: list[str]
+    ) -> list[str]:
+        """The rg command line; the caller's `glob` comes as an ignore file (see
+        `glob_filter`), so it narrows the search without overriding .gitignore."""
+        argv = [rg, "--no-config", "--color", "never", "--hidden", "--null", *glob_filter_args]
         if args.output_mode == "files_with_matches":
             argv.append("--files-with-matches")
         elif args.output_mode == "count_matches":
@@ -196,16 +209,14 @@ class GrepTool(Tool[GrepParams]):
                     argv += ["--before-context", str(args.before)]
         if args.case_insensitive:
             argv.append("--ignore-case")
-        if args.glob is not None:
-            argv += ["--glob", args.glob]
         if args.type is not None:
             argv += ["--type", args.type]
         if args.multiline:
             argv += ["--multiline", "--multiline-dotall"]
         if args.include_ignored:
             argv.append("--no-ignore")
-        # The last matching glob wins: these come after the caller's glob, so it cannot
-        # bring version-control directories or secret files back.
+        # Overrides beat every ignore rule (and the caller's glob, an ignore file), so
+        # version-control directories and secret files cannot be brought back.
         for vcs in VCS_DIRS:
             argv += ["--glob", "!" + vcs]
         argv += glob_args(secret_globs(private_keys=True))
@@ -229,17 +240,30 @@ class GrepTool(Tool[GrepParams]):
         except RipgrepMissing as exc:
             return ToolResult.error(str(exc))
         self._rg = rg
-        argv = self.rg_argv(rg, args, target)
         cwd = target if stat.S_ISDIR(st.st_mode) else target.parent
         try:
-            search = await self._search(args, argv, cwd)
-            if search.run.failed and _resource_busy(search.run) and not search.records:
-                search = await self._search(args, [rg, "-j", "1", *argv[1:]], cwd)
+            with contextlib.ExitStack() as stack:
+                narrowing = (
+                    stack.enter_context(glob_filter(self.env, args.glob))
+                    if args.glob is not None
+                    else []
+                )
+                argv = self.rg_argv(rg, args, target, narrowing)
+                search = await self._search(args, argv, cwd)
+                if search.run.failed and _resource_busy(search.run) and not search.records:
+                    search = await self._search(args, [rg, "-j", "1", *argv[1:]], cwd)
+        except BadPattern as exc:
+            return ToolResult.error(f"The glob {args.glob!r} cannot be used: {exc}.")
         except FileNotFoundError:
             self._rg = None
             return ToolResult.error(str(RipgrepMissing(f"rg vanished: {rg}")))
         except OSError as exc:
             return ToolResult.error(f"Could not start ripgrep ({rg}): {exc.strerror or exc}.")
+        if search.run.glob_error:
+            return ToolResult.error(
+                f"Grep failed: the glob {args.glob!r} is not valid; ripgrep said: "
+                f"{search.run.glob_error}. Balance its braces and brackets, or drop it."
+            )
         if search.run.failed and not search.records:
             return ToolResult.error(self._failure(args, search.run))
         if search.run.timed_out and not search.records:

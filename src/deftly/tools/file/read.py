@@ -229,7 +229,7 @@ class ReadTool(Tool[ReadParams]):
                 "plays video. To look at it, extract frames with Bash (e.g. `ffmpeg -i "
                 f'"{raw}" -vf fps=1 frame_%03d.png`) and open them with ReadMediaFile.'
             )
-        sniff = sniff_encoding(header)
+        sniff = sniff_encoding(header, complete=size <= len(header))
         if sniff.kind == "binary":
             raise ReadFailed(_binary_message(raw, kind.mime))
         if sniff.kind == "undecodable":

@@ -16,7 +16,7 @@ import contextlib
 import os
 import sys
 import sysconfig
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,6 +27,40 @@ STDERR_KEEP = 64 * 1024
 READ_CHUNK = 256 * 1024
 TERM_GRACE = 2.0
 VCS_DIRS = (".git", ".svn", ".hg", ".bzr", ".jj", ".sl")
+
+
+class BadPattern(ValueError):
+    """A glob that cannot be given to rg (the message says why)."""
+
+
+@contextlib.contextmanager
+def glob_filter(env: ExecEnv, glob: str) -> Iterator[list[str]]:
+    """rg arguments that keep only the files matching `glob` (or, for "!glob", drop them),
+    as a lowest-precedence ignore file.
+
+    Not as `--glob`: rg lets a --glob override every ignore rule, so `*.log` would list
+    the very files .gitignore leaves out. An ignore file keeps .gitignore in charge, and
+    it uses the same gitignore-style globs (braces, `**`, a pattern without `/` matching
+    names at any depth, one with `/` anchored at the search directory).
+    """
+    if "\n" in glob or "\r" in glob:
+        raise BadPattern("a glob cannot contain a line break")
+    negate = glob.startswith("!")
+    body = glob[1:] if negate else glob
+    if not body.strip():
+        raise BadPattern("the glob is empty")
+    if body.startswith("#"):
+        body = "\\" + body
+    if body.endswith(" "):
+        body = body[:-1] + "\\ "
+    # Keep only the matches: ignore everything, bring back directories (to walk them) and
+    # the matching files. A negated glob is just one rule ignoring its matches.
+    rules = body + "\n" if negate else "*\n!*/\n!" + body + "\n"
+    path = env.write_temp(rules.encode("utf-8"), suffix=".rgignore")
+    try:
+        yield ["--ignore-file", os.fspath(path)]
+    finally:
+        env.remove(path)
 
 
 class RipgrepMissing(Exception):
@@ -94,6 +128,15 @@ class RgRun:
     @property
     def failed(self) -> bool:
         return not (self.timed_out or self.stopped_early) and self.returncode not in (0, 1)
+
+    @property
+    def glob_error(self) -> str | None:
+        """rg's complaint about a glob in an ignore file (it warns and goes on, matching
+        nothing), without the scratch file's name."""
+        for line in self.stderr.splitlines():
+            if "error parsing glob" in line:
+                return "error parsing glob" + line.split("error parsing glob", 1)[1]
+        return None
 
     def error_summary(self) -> str:
         """rg's own error, in its words: the last `error:` line, else the last line."""

@@ -43,8 +43,12 @@ def _char(ch: str) -> str:
 
 
 def _ci(text: str) -> str:
-    """A glob matching `text` in any letter case."""
-    return "".join(_char(ch) for ch in text)
+    """A glob matching `text` in any letter case.
+
+    A trailing dot is written `[.]`: rg ignores a glob that ends in a literal dot.
+    """
+    glob = "".join(_char(ch) for ch in text)
+    return glob[:-1] + "[.]" if glob.endswith(".") else glob
 
 
 def _none_of(chars: set[str]) -> str:
