@@ -237,3 +237,21 @@ def test_the_rg_command_line(tmp_path: Path) -> None:
     overrides = [argv[i + 1] for i, a in enumerate(argv) if a == "--glob"]
     assert overrides and all(g.startswith("!") for g in overrides)
     assert "!*.[pP][eE][mM]" in overrides
+
+
+async def test_pathological_patterns_do_not_hang_the_line_cutter(
+    rt: Runtime, workspace: Path
+) -> None:
+    """rg's engine is linear-time; the cut must not rerun the regex in Python's engine,
+    which would backtrack for ages on this line."""
+    make(workspace, {"x.txt": "x" * 6000 + "!\n"})
+    started = time.monotonic()
+    result = await grep(rt, pattern="(x+x+)+!", output_mode="content")
+    assert time.monotonic() - started < 20
+    assert not result.is_error and result.text.startswith("x.txt:1:")
+
+
+async def test_case_insensitive_cut_finds_the_match(rt: Runtime, workspace: Path) -> None:
+    make(workspace, {"b.js": "q" * 3000 + "FindMe" + "q" * 3000 + "\n"})
+    result = await grep(rt, pattern="findme", output_mode="content", **{"-i": True})
+    assert "FindMe" in result.text

@@ -284,7 +284,7 @@ class GrepTool(Tool[GrepParams]):
             self.workspace,
             self.env,
             self.config.grep_max_line_chars,
-            _python_pattern(args),
+            _Needles.of(args.pattern, ignore_case=args.case_insensitive),
         )
         separator = b"\0" if args.output_mode == "files_with_matches" else b"\n"
         search.run = await run_rg(
@@ -432,7 +432,7 @@ class _Search:
     workspace: Workspace
     env: ExecEnv
     max_line_chars: int
-    finder: re.Pattern[str] | None
+    finder: _Needles | None
     run: RgRun = field(default_factory=lambda: RgRun(0, ""))
     records: int = 0
     secrets: int = 0
@@ -542,10 +542,9 @@ class _Search:
         """About `max_line_chars` of the line, around the first match when it can be found."""
         cap = self.max_line_chars
         start = 0
-        if self.finder is not None:
-            found = self.finder.search(text)
-            if found is not None:
-                start = max(0, found.start() - cap // 4)
+        found = self.finder.locate(text) if self.finder is not None else -1
+        if found >= 0:
+            start = max(0, found - cap // 4)
         start = min(start, max(0, len(text) - cap))
         end = start + cap
         out = text[start:end]
@@ -556,13 +555,72 @@ class _Search:
         return out
 
 
-def _python_pattern(args: GrepParams) -> re.Pattern[str] | None:
-    """The pattern in Python's dialect, to place a long line's cut (None if it differs)."""
-    flags = re.IGNORECASE if args.case_insensitive else 0
-    try:
-        return re.compile(args.pattern, flags)
-    except (re.error, RecursionError, OverflowError):
-        return None
+_META = set("\\.^$|?*+()[]{}")
+_QUANTIFIERS = set("?*{")
+
+
+@dataclass(frozen=True, slots=True)
+class _Needles:
+    """Literal pieces of a regex, to find roughly where it matched in a long line.
+
+    Never the regex itself: Python's engine backtracks, and a pathological pattern that
+    rg (a linear-time engine) handles fine could hang it. `str.find` cannot.
+    """
+
+    pieces: tuple[str, ...]
+    ignore_case: bool
+
+    @classmethod
+    def of(cls, pattern: str, *, ignore_case: bool) -> _Needles | None:
+        pieces: list[str] = []
+        current: list[str] = []
+        depth = 0
+        i = 0
+
+        def flush() -> None:
+            if len(current) >= 2:
+                pieces.append("".join(current))
+            current.clear()
+
+        while i < len(pattern):
+            ch = pattern[i]
+            if depth:  # inside a character class
+                if ch == "\\":
+                    i += 1
+                elif ch == "]":
+                    depth = 0
+            elif ch == "[":
+                flush()
+                depth = 1
+            elif ch == "\\" and i + 1 < len(pattern):
+                following = pattern[i + 1]
+                if following.isalnum():  # \w, \d, \b...: not a literal
+                    flush()
+                else:
+                    current.append(following)
+                i += 1
+            elif ch in _META:
+                if ch in _QUANTIFIERS and current:
+                    current.pop()  # the quantified character is optional
+                flush()
+                if ch == "{":  # a repetition count, not text
+                    closing = pattern.find("}", i)
+                    i = closing if closing >= 0 else len(pattern)
+            else:
+                current.append(ch)
+            i += 1
+        flush()
+        if not pieces:
+            return None
+        if ignore_case:
+            pieces = [piece.lower() for piece in pieces]
+        return cls(tuple(sorted(set(pieces), key=len, reverse=True)), ignore_case)
+
+    def locate(self, text: str) -> int:
+        """Where the first piece occurs earliest in `text`, or -1."""
+        haystack = text.lower() if self.ignore_case else text
+        hits = [found for piece in self.pieces if (found := haystack.find(piece)) >= 0]
+        return min(hits) if hits else -1
 
 
 def _resource_busy(run: RgRun) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import os
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -109,7 +110,6 @@ class _Rendered:
 class _Outcome:
     rendered: _Rendered
     total: int | None
-    requested: int
     more_after: bool
     stopped_by: str | None  # "lines" | "bytes" | None
     style: Style
@@ -191,9 +191,10 @@ class ReadTool(Tool[ReadParams]):
             header = handle.read(SNIFF_BYTES)
             sniff = self._check_kind(raw, path, header, before.st_size)
             note_extra: list[str] = []
+            source: BufferedIOBase
             if sniff.is_utf16:
-                source: BufferedIOBase = self._transcode(raw, handle, sniff, before.st_size)
-                size = source.getbuffer().nbytes  # type: ignore[attr-defined]
+                transcoded = self._transcode(raw, handle, sniff, before.st_size)
+                source, size = transcoded, len(transcoded.getbuffer())
                 key = None
                 note_extra.append(
                     f"The file is {describe_encoding(sniff.kind)} text, shown here transcoded; "
@@ -203,10 +204,7 @@ class ReadTool(Tool[ReadParams]):
                 source, size = handle, before.st_size
                 key = (before.st_dev, before.st_ino, before.st_size, before.st_mtime_ns)
             outcome = self._window(raw, source, size, key, args)
-            digest = None
-            if self.tracker.wants_digest(before.st_size):
-                handle.seek(0)
-                digest = content_digest(handle.read())
+            digest = self._digest(path, handle, before)
             after = self.env.stat_handle(handle)
         if (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns):
             raise ReadFailed(
@@ -215,6 +213,17 @@ class ReadTool(Tool[ReadParams]):
             )
         self.tracker.stamp_digest(path, before, digest)
         return self._result(outcome, size, note_extra)
+
+    def _digest(self, path: Path, handle: BufferedIOBase, st: os.stat_result) -> bytes | None:
+        """The content hash for the stale-read guard (small files only; reused when the
+        file is unchanged since it was last hashed)."""
+        if not self.tracker.wants_digest(st.st_size):
+            return None
+        known = self.tracker.get(path)
+        if known is not None and known.digest is not None and known.same_stat(st):
+            return known.digest
+        handle.seek(0)
+        return content_digest(handle.read())
 
     def _check_kind(self, raw: str, path: Path, header: bytes, size: int) -> Sniff:
         kind = detect_file_type(path, header, "text")
@@ -269,11 +278,10 @@ class ReadTool(Tool[ReadParams]):
     ) -> _Outcome:
         c = self.config
         limit = min(args.n_lines or c.read_max_lines, c.read_max_lines)
-        requested = args.n_lines or c.read_max_lines
         max_line_bytes = (c.read_max_line_chars + 1) * 4
         countable = size <= c.read_count_max_bytes
         if size == 0:
-            return _Outcome(_Rendered(), 0, requested, False, None, "none")
+            return _Outcome(_Rendered(), 0, False, None, "none")
         index = self.indexes.get(key) if key is not None else None
         tail = args.line_offset < 0
         tail_relative = False
@@ -288,7 +296,7 @@ class ReadTool(Tool[ReadParams]):
                 self._remember(key, index)
             if start is None or start >= size:
                 total = index.total_lines if index else None
-                return _Outcome(_Rendered(), total, requested, False, None, "none")
+                return _Outcome(_Rendered(), total, False, None, "none")
         else:
             back = -args.line_offset
             if index is None and countable:
@@ -322,7 +330,7 @@ class ReadTool(Tool[ReadParams]):
             and limit == c.read_max_lines
         ):
             stopped_by = "lines"
-        return _Outcome(rendered, total, requested, more_after, stopped_by, style, tail_relative)
+        return _Outcome(rendered, total, more_after, stopped_by, style, tail_relative)
 
     def _remember(self, key: IndexKey | None, index: LineIndex | None) -> None:
         if key is not None and index is not None:

@@ -143,6 +143,8 @@ class WriteTool(Tool[WriteParams]):
             return self._append(raw, args.content, path, existing)
         fmt = Format() if existing is None else self._probe(raw, path, existing)
         payload = fmt.encode(args.content)
+        if existing is not None:
+            self._unchanged_since(raw, path, existing)
         self.env.write_atomic(path, payload)
         self.tracker.stamp(path, self.env.stat(path), payload)
         verb = "Created" if existing is None else "Wrote"
@@ -164,6 +166,22 @@ class WriteTool(Tool[WriteParams]):
         if not stat.S_ISREG(st.st_mode):
             raise WriteFailed(f'"{raw}" is not a regular file (a device, socket or pipe).')
         return st
+
+    def _unchanged_since(self, raw: str, path: Path, before: os.stat_result) -> None:
+        """The file must still be the one that was checked, right before it is replaced."""
+        try:
+            now = self.env.stat(path)
+        except FileNotFoundError:
+            return
+        if (now.st_size, now.st_mtime_ns, now.st_ino) != (
+            before.st_size,
+            before.st_mtime_ns,
+            before.st_ino,
+        ):
+            raise WriteFailed(
+                f'"{raw}" changed while it was being written (another program wrote to it); '
+                "nothing was written. Read it again before replacing it."
+            )
 
     def _parent_not_dir(self, raw: str, path: Path) -> str:
         blocker = path.parent
