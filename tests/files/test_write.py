@@ -152,3 +152,34 @@ async def test_unwritable_parent(rt: Runtime, workspace: Path) -> None:
     finally:
         locked.chmod(0o755)
     assert result.is_error and "permission denied" in result.text.lower()
+
+
+def _chattr(path: Path, flag: str) -> bool:
+    import shutil
+    import subprocess
+
+    if not shutil.which("chattr"):
+        return False
+    done = subprocess.run(["chattr", flag, str(path)], capture_output=True, check=False)
+    return done.returncode == 0
+
+
+async def test_permission_errors_leave_files_untouched(rt: Runtime, workspace: Path) -> None:
+    """A real EPERM, even for root: an immutable file (chattr +i) cannot be replaced."""
+    target = workspace / "locked.txt"
+    target.write_text("keep\n")
+    if not _chattr(target, "+i"):
+        pytest.skip("chattr +i is not available on this file system")
+    try:
+        written = await write(rt, "locked.txt", "lose\n")
+        edited = await call(
+            rt, "Edit", {"path": "locked.txt", "old_string": "keep", "new_string": "lose"}
+        )
+        appended = await write(rt, "locked.txt", "more\n", mode="append")
+    finally:
+        _chattr(target, "-i")
+    for result in (written, edited, appended):
+        assert result.is_error and "Permission denied" in result.text, result.text
+        assert "Traceback" not in result.text
+    assert target.read_text() == "keep\n"
+    assert sorted(os.listdir(workspace)) == ["locked.txt"]

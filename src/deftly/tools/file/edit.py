@@ -167,7 +167,7 @@ class EditTool(Tool[EditParams]):
             if second >= 0:
                 count = view.count(old)
                 raise EditFailed(self._not_unique(raw, view, old, count))
-            updated = view[:first] + new + view[first + len(old) :]
+            updated = view.replace(old, new, 1)  # one pass; old occurs exactly once
             positions = [first]
             count = 1
         else:

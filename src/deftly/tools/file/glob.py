@@ -171,6 +171,11 @@ class GlobTool(Tool[GlobParams]):
                 f"Glob failed: ripgrep said: {run.glob_error}. Fix the pattern (braces and "
                 "brackets must be balanced)."
             )
+        if run.timed_out and not found.seen:
+            return ToolResult.error(
+                f"Glob was stopped after {self.config.search_timeout:g} s without results. "
+                "Search a smaller directory (path) or use a narrower pattern."
+            )
         if run.failed and not found.seen:
             return ToolResult.error(
                 f"Glob failed: ripgrep said: {run.error_summary()}. Check the pattern (a glob "

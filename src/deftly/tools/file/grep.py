@@ -444,11 +444,16 @@ class _Search:
     _shown: dict[bytes, str] = field(default_factory=dict)
 
     def _show(self, raw_path: bytes) -> str | None:
-        """The path as shown to the model, or None for a secret file."""
+        """The path as shown to the model, or None for a secret file.
+
+        Lines of text are shown, so every file gets the policy's full check (once per file),
+        not just the cheap pre-check: whatever the policy calls secret stays hidden even if
+        rg's exclusion globs fall behind it.
+        """
         cached = self._shown.get(raw_path)
         if cached is not None:
             return cached
-        if may_hold_secrets(raw_path) and sensitive_reason(os.fsdecode(raw_path)) is not None:
+        if sensitive_reason(os.fsdecode(raw_path)) is not None:
             return None
         shown = shown_path(Path(os.fsdecode(raw_path)), self.workspace)
         if len(self._shown) < 10_000:
