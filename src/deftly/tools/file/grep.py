@@ -139,6 +139,11 @@ class _Page:
     def full(self) -> bool:
         return self.limit is not None and len(self.items) >= self.limit
 
+    @property
+    def wants_next(self) -> bool:
+        """Will the next result be kept (it is on the page)?"""
+        return self.total >= self.offset and not self.full
+
     def add(self, item: str) -> None:
         if self.total >= self.offset and (self.limit is None or len(self.items) < self.limit):
             self.items.append(item)
@@ -441,24 +446,31 @@ class _Search:
     count_files: int = 0
     paths: list[bytes] = field(default_factory=list)
     mtime_jobs: list[asyncio.Future[list[float]]] = field(default_factory=list)
-    _shown: dict[bytes, str] = field(default_factory=dict)
+    _last_checked: bytes = b""
+    _last_shown: tuple[bytes, str] = (b"", "")
 
-    def _show(self, raw_path: bytes) -> str | None:
-        """The path as shown to the model, or None for a secret file.
+    def _secret(self, raw_path: bytes, *, strict: bool) -> bool:
+        """Is this result's file one the policy calls secret?
 
-        Lines of text are shown, so every file gets the policy's full check (once per file),
-        not just the cheap pre-check: whatever the policy calls secret stays hidden even if
-        rg's exclusion globs fall behind it.
+        When lines of text are shown (`strict`), every file gets the policy's full check
+        (once per file), so whatever the policy calls secret stays hidden even if rg's
+        exclusion globs fall behind it; for names and counts the cheap pre-check decides
+        whether the full check is needed.
         """
-        cached = self._shown.get(raw_path)
-        if cached is not None:
-            return cached
-        if sensitive_reason(os.fsdecode(raw_path)) is not None:
-            return None
-        shown = shown_path(Path(os.fsdecode(raw_path)), self.workspace)
-        if len(self._shown) < 10_000:
-            self._shown[raw_path] = shown
-        return shown
+        if raw_path == self._last_checked:
+            return False
+        if (strict or may_hold_secrets(raw_path)) and sensitive_reason(
+            os.fsdecode(raw_path)
+        ) is not None:
+            return True
+        self._last_checked = raw_path
+        return False
+
+    def _show(self, raw_path: bytes) -> str:
+        """The path as the model should pass it back (relative when inside the cwd)."""
+        if raw_path != self._last_shown[0]:
+            self._last_shown = (raw_path, shown_path(Path(os.fsdecode(raw_path)), self.workspace))
+        return self._last_shown[1]
 
     def add(self, records: list[bytes]) -> bool:
         self.records += len(records)
@@ -495,8 +507,7 @@ class _Search:
         raw_path, sep, payload = record.rpartition(b"\0")
         if not sep:
             return
-        shown = self._show(raw_path)
-        if shown is None:
+        if self._secret(raw_path, strict=False):
             self.secrets += 1
             return
         try:
@@ -505,7 +516,10 @@ class _Search:
             return
         self.count_total += count
         self.count_files += 1
-        self.page.add(f"{shown}:{count}")
+        if self.page.wants_next:
+            self.page.add(f"{self._show(raw_path)}:{count}")
+        else:
+            self.page.total += 1
 
     def _add_content(self, record: bytes) -> None:
         if record == b"--":
@@ -515,14 +529,13 @@ class _Search:
         raw_path, sep, payload = record.partition(b"\0")
         if not sep:
             return  # a message from rg, not a result
-        shown = self._show(raw_path)
-        if shown is None:
+        if self._secret(raw_path, strict=True):
             self.secrets += 1
             return
-        if self.page.full:
+        if self.page.wants_next:
+            self.page.add(self._content_line(self._show(raw_path), payload))
+        else:
             self.page.total += 1
-            return
-        self.page.add(self._content_line(shown, payload))
 
     def _content_line(self, shown: str, payload: bytes) -> str:
         number = ""
