@@ -55,6 +55,10 @@ async def test_crlf_files_are_matched_in_lf_and_written_back_in_crlf(
     other.write_bytes(b"alpha\r\nbeta\r\n")
     await edit(rt, "crlf2.txt", "alpha\nbeta", "one\r\ntwo")
     assert other.read_bytes() == b"one\r\ntwo\r\n"  # never \r\r\n
+    raw = workspace / "crlf3.txt"
+    raw.write_bytes(b"alpha\r\nbeta\r\n")
+    await edit(rt, "crlf3.txt", "alpha\r\nbeta", "one\ntwo")  # CRLF copied from the raw bytes
+    assert raw.read_bytes() == b"one\r\ntwo\r\n"
 
 
 async def test_mixed_endings_match_byte_for_byte(rt: Runtime, workspace: Path) -> None:

@@ -159,6 +159,8 @@ class EditTool(Tool[EditParams]):
         style = ending_stats(decoded.text).style
         view = to_model_view(decoded.text, style)
         old, new = args.old_string, args.new_string
+        if style == "crlf":  # the view has LF only; a CRLF copied from the raw file means LF
+            old = to_model_view(old, style)
         if not args.replace_all:
             first = view.find(old)
             if first < 0:
