@@ -339,7 +339,7 @@ def edit_benchmark(work: Path) -> None:
 
 
 if __name__ == "__main__":
-    isolate()
+    home = isolate()
     work = Path(tempfile.mkdtemp(prefix="deftly-bench-files-"))
     try:
         which = set(sys.argv[1:]) or {"read", "search", "edit"}
@@ -351,4 +351,5 @@ if __name__ == "__main__":
             edit_benchmark(work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+        shutil.rmtree(home, ignore_errors=True)
         os.sync()
