@@ -175,6 +175,7 @@ class Runtime:
         self._started = True
         self._provide_services()
         self._wire_safety()
+        self._wire_files()
         self._wire_skills()
         await self._wire_shell()
         await self._wire_mcp()
@@ -372,6 +373,12 @@ class Runtime:
         ):
             self.services.provide(instance)
         self.services.provide(self.env, ExecEnv)
+
+    def _wire_files(self) -> None:
+        """The file tools' shared memory of what was read and written (stale-read guard)."""
+        from deftly.tools.file.tracker import FileTracker
+
+        self.services.provide(FileTracker(self.config.files.stale_hash_max_bytes))
 
     async def _wire_shell(self) -> None:
         """Background tasks for Bash: one manager per runtime, its logs in the session

@@ -154,9 +154,9 @@ async def test_finished_task_is_announced_once(shell: Any) -> None:
     rt: Runtime = await shell()
     events: list[RuntimeNotice] = []
     rt.subscribe(
-        lambda e: events.append(e)
-        if isinstance(e, RuntimeNotice) and e.kind == "task_finished"
-        else None
+        lambda e: (
+            events.append(e) if isinstance(e, RuntimeNotice) and e.kind == "task_finished" else None
+        )
     )
     task_id = await start(rt, "echo result-line; exit 2", description="the check")
     tasks = tasks_of(rt)

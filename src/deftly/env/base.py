@@ -9,6 +9,7 @@ spawning is async.
 from __future__ import annotations
 
 import asyncio
+import io
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -40,14 +41,25 @@ class ExecEnv(ABC):
     def stat(self, path: Path) -> os.stat_result: ...
 
     @abstractmethod
-    def open_read(self, path: Path) -> BinaryIO: ...
+    def open_read(self, path: Path) -> io.BufferedIOBase:
+        """A seekable binary handle: tools read windows of big files with seek + read."""
+
+    @abstractmethod
+    def stat_handle(self, handle: io.BufferedIOBase) -> os.stat_result:
+        """The stat of an open handle (to notice a file that changes while it is read)."""
 
     @abstractmethod
     def write_atomic(self, path: Path, data: bytes, *, mode: int | None = None) -> None:
-        """Replace `path` with `data` all at once: the old file or the new one, never half."""
+        """Replace `path` with `data` all at once: the old file or the new one, never half.
+
+        `mode=None` keeps the permission bits (and, where allowed, the owner) of the file
+        being replaced; a new file gets the usual bits for this process (0o666 & ~umask).
+        """
 
     @abstractmethod
-    def append(self, path: Path, data: bytes) -> None: ...
+    def append(self, path: Path, data: bytes) -> None:
+        """Add `data` at the end of `path` (created if missing). If the write fails, the
+        file is cut back to its old length, so a failed append leaves it as it was."""
 
     @abstractmethod
     def make_dirs(self, path: Path) -> None: ...
@@ -55,9 +67,30 @@ class ExecEnv(ABC):
     @abstractmethod
     def scandir(self, path: Path) -> Iterator[os.DirEntry[str]]: ...
 
+    @abstractmethod
+    def write_temp(self, data: bytes, *, suffix: str = "") -> Path:
+        """A new private scratch file holding `data` (the caller removes it)."""
+
+    @abstractmethod
+    def remove(self, path: Path) -> None:
+        """Delete a file (a missing file is not an error)."""
+
     def read_bytes(self, path: Path) -> bytes:
         with self.open_read(path) as handle:
             return handle.read()
+
+    def mtimes(self, paths: Sequence[str | bytes]) -> list[float]:
+        """Modification times of many files at once (0.0 for one that cannot be read).
+
+        One call for a whole result list, so a remote environment makes one round trip.
+        """
+        out: list[float] = []
+        for path in paths:
+            try:
+                out.append(self.stat(Path(os.fsdecode(path))).st_mtime)
+            except OSError:
+                out.append(0.0)
+        return out
 
     def exists(self, path: Path) -> bool:
         try:
@@ -84,7 +117,9 @@ class ExecEnv(ABC):
         `stream_limit` sizes the pipe buffer (bigger reads for processes that print a lot)."""
 
     @abstractmethod
-    def which(self, program: str) -> str | None: ...
+    def which(self, program: str, search_path: str | None = None) -> str | None:
+        """The full path of an executable, searched in `search_path` (os.pathsep-separated
+        directories) or, when None, in the environment's PATH."""
 
     # -- process trees (commands that start more processes) ------------------------------
     #

@@ -1,0 +1,267 @@
+"""Edit: replace exact text in a file, atomically, keeping everything else as it was.
+
+Matching is literal (no regex, no `$&` or `\\1`) against the model view of the file (a
+pure-CRLF file is matched with LF), and the result is written back in the file's own
+encoding, byte-order mark, line endings and permission bits, through a temporary file
+and a rename. A refused or failed edit leaves the file byte for byte as it was.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import stat
+from collections.abc import Mapping
+from functools import partial
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from deftly.config.files import FilesConfig
+from deftly.contract import (
+    Accesses,
+    FileIODisplay,
+    Tool,
+    ToolContext,
+    ToolExecution,
+    ToolResult,
+    ToolTraits,
+    describe,
+)
+from deftly.env.base import ExecEnv
+from deftly.policy import PathOp, Workspace, literal_rule, path_rule_matcher
+from deftly.tools.file.common import human_size, missing_message, os_error_message
+from deftly.tools.file.encoding import NotText, decode_text
+from deftly.tools.file.line_endings import ending_stats, materialize, to_model_view
+from deftly.tools.file.near_miss import (
+    describe_near_misses,
+    find_near_misses,
+    has_read_prefixes,
+    strip_read_prefixes,
+)
+from deftly.tools.file.tracker import FileTracker
+
+MAX_LISTED = 10
+
+
+class EditParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(
+        description="The file to change: relative to the working directory, or absolute."
+    )
+    old_string: str = Field(
+        min_length=1,
+        description=(
+            "The exact text to replace, copied from the file (without Read's line-number "
+            "prefixes). Every space, tab and line break counts."
+        ),
+    )
+    new_string: str = Field(
+        description="The text to put in its place (may be empty, to delete old_string)."
+    )
+    replace_all: bool = Field(
+        False,
+        description="Replace every occurrence. When false, old_string must occur exactly once.",
+    )
+
+
+class EditFailed(Exception):
+    """An edit that ends in an error result; the file was not touched."""
+
+
+def stale_message(raw: str, verb: str) -> str:
+    return (
+        f'"{raw}" has changed on disk since you last read it (someone or something else '
+        f"wrote to it), so it was not {verb}, to avoid overwriting that change. Read it "
+        "again, then redo your change on its current text."
+    )
+
+
+class EditTool(Tool[EditParams]):
+    name = "Edit"
+    params = EditParams
+    description = describe("edit.md")
+    traits = ToolTraits(destructive=True)
+
+    def __init__(
+        self, env: ExecEnv, workspace: Workspace, config: FilesConfig, tracker: FileTracker
+    ):
+        self.env = env
+        self.workspace = workspace
+        self.config = config
+        self.tracker = tracker
+
+    def description_vars(self) -> Mapping[str, object]:
+        return {"MAX_BYTES": human_size(self.config.edit_max_bytes)}
+
+    def resolve(self, args: EditParams) -> ToolExecution | ToolResult:
+        if args.old_string == args.new_string:
+            return ToolResult.error(
+                "old_string and new_string are identical, so there is nothing to change. "
+                "Put the new text in new_string."
+            )
+        path = self.workspace.resolve(args.path, PathOp.WRITE)
+        return ToolExecution(
+            accesses=Accesses.read_write_file(path),
+            display=FileIODisplay(
+                operation="edit", path=str(path), before=args.old_string, after=args.new_string
+            ),
+            description=f"Editing {args.path}",
+            approval_rule=literal_rule(self.name, path),
+            matches_rule=path_rule_matcher(path, cwd=self.workspace.cwd, home=self.workspace.home),
+            execute=partial(self._execute, args, path),
+        )
+
+    async def _execute(self, args: EditParams, path: Path, ctx: ToolContext) -> ToolResult:
+        return await asyncio.to_thread(self.edit, args, path)
+
+    def edit(self, args: EditParams, path: Path) -> ToolResult:
+        try:
+            return self._edit(args, path)
+        except EditFailed as exc:
+            return ToolResult.error(str(exc))
+        except FileNotFoundError:
+            return ToolResult.error(self._missing(args.path, path))
+        except OSError as exc:
+            return ToolResult.error(os_error_message(args.path, exc, "edit"))
+
+    def _missing(self, raw: str, path: Path) -> str:
+        return (
+            missing_message(self.env, raw, path, self.workspace)
+            + " (To create a new file, use Write.)"
+        )
+
+    def _edit(self, args: EditParams, path: Path) -> ToolResult:
+        raw = args.path
+        try:
+            st = self.env.stat(path)
+        except NotADirectoryError:
+            raise FileNotFoundError(path) from None
+        if stat.S_ISDIR(st.st_mode):
+            raise EditFailed(f'"{raw}" is a directory, not a file; Edit changes files.')
+        if not stat.S_ISREG(st.st_mode):
+            raise EditFailed(f'"{raw}" is not a regular file (a device, socket or pipe).')
+        if st.st_size > self.config.edit_max_bytes:
+            raise EditFailed(
+                f'"{raw}" is {human_size(st.st_size)}, more than Edit loads '
+                f"({human_size(self.config.edit_max_bytes)}). Change it with a streaming tool "
+                "through Bash (e.g. `sed -i`), or split the file."
+            )
+        with self.env.open_read(path) as handle:
+            before = self.env.stat_handle(handle)
+            data = handle.read()
+        if self.tracker.is_stale(path, before, data):
+            raise EditFailed(stale_message(raw, "edited"))
+        try:
+            decoded = decode_text(data)
+        except NotText as exc:
+            raise EditFailed(_not_text_message(raw, exc)) from None
+        style = ending_stats(decoded.text).style
+        view = to_model_view(decoded.text, style)
+        old, new = args.old_string, args.new_string
+        if style == "crlf":  # the view has LF only; a CRLF copied from the raw file means LF
+            old = to_model_view(old, style)
+        if not args.replace_all:
+            first = view.find(old)
+            if first < 0:
+                raise EditFailed(self._not_found(raw, view, old))
+            second = view.find(old, first + len(old))
+            if second >= 0:
+                count = view.count(old)
+                raise EditFailed(self._not_unique(raw, view, old, count))
+            updated = view.replace(old, new, 1)  # one pass; old occurs exactly once
+            positions = [first]
+            count = 1
+        else:
+            count = view.count(old)
+            if count == 0:
+                raise EditFailed(self._not_found(raw, view, old))
+            positions = _positions(view, old, MAX_LISTED)
+            updated = view.replace(old, new)
+        payload = decoded.encode(materialize(updated, style))
+        try:
+            now = self.env.stat(path)
+        except FileNotFoundError:
+            raise EditFailed(
+                f'"{raw}" was deleted while it was being edited; nothing was written.'
+            ) from None
+        if (now.st_size, now.st_mtime_ns, now.st_ino) != (
+            before.st_size,
+            before.st_mtime_ns,
+            before.st_ino,
+        ):
+            raise EditFailed(
+                f'"{raw}" changed while it was being edited (another program wrote to it); '
+                "nothing was written. Read it again and redo the change."
+            )
+        self.env.write_atomic(path, payload)
+        self.tracker.stamp(path, self.env.stat(path), payload)
+        return ToolResult.ok(self._done(raw, view, positions, count, old, new))
+
+    # -- messages ------------------------------------------------------------------------
+
+    def _done(
+        self, raw: str, view: str, positions: list[int], count: int, old: str, new: str
+    ) -> str:
+        growth = new.count("\n") - old.count("\n")
+        lines = [view.count("\n", 0, p) + 1 + i * growth for i, p in enumerate(positions)]
+        noun = "occurrence" if count == 1 else "occurrences"
+        return f"Edited {raw}: replaced {count} {noun} (at {_line_list(lines, count)})."
+
+    def _not_found(self, raw: str, view: str, old: str) -> str:
+        text = (
+            f'old_string was not found in "{raw}". Matching is exact: every character, '
+            "space, tab and line break must be as in the file now."
+        )
+        if has_read_prefixes(old):
+            stripped = strip_read_prefixes(old)
+            found = " (without them it does occur)" if stripped in view else ""
+            return (
+                f"{text} Its lines start with line numbers and a tab, as Read shows them; "
+                f"those prefixes are not part of the file{found}. Remove them and try again."
+            )
+        hint = describe_near_misses(find_near_misses(view, old))
+        if hint:
+            return text + hint
+        return (
+            f"{text} The file may have changed since you read it: Read it again and copy "
+            "the text exactly."
+        )
+
+    def _not_unique(self, raw: str, view: str, old: str, count: int) -> str:
+        lines = [view.count("\n", 0, p) + 1 for p in _positions(view, old, MAX_LISTED)]
+        return (
+            f'old_string occurs {count} times in "{raw}" (at {_line_list(lines, count)}), so '
+            "Edit cannot tell which one you mean. Add surrounding lines to old_string until "
+            "it is unique, or set replace_all to true to replace every occurrence."
+        )
+
+
+def _positions(view: str, old: str, limit: int) -> list[int]:
+    out: list[int] = []
+    start = 0
+    while len(out) < limit:
+        found = view.find(old, start)
+        if found < 0:
+            break
+        out.append(found)
+        start = found + len(old)
+    return out
+
+
+def _line_list(lines: list[int], count: int) -> str:
+    if not lines:
+        return "no lines"
+    listed = ", ".join(str(n) for n in lines)
+    more = f" and {count - len(lines)} more" if count > len(lines) else ""
+    return f"line{'s' if len(lines) > 1 or count > 1 else ''} {listed}{more}"
+
+
+def _not_text_message(raw: str, exc: NotText) -> str:
+    if exc.kind == "binary":
+        return f'"{raw}" is a binary file; Edit changes text files only. Nothing was changed.'
+    return (
+        f'"{raw}" is not valid UTF-8 or UTF-16 text ({exc}), so Edit cannot match text in it; '
+        "nothing was changed. If it is in a legacy encoding, convert it first with Bash "
+        f'(e.g. `iconv -f WINDOWS-1252 -t UTF-8 "{raw}"`), after checking with the user.'
+    )
