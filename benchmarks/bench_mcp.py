@@ -6,8 +6,8 @@ validation, path policy, permission hooks, scheduling, output budget, event fan-
 are driven by the SDK's client over a real stdio pipe, one call at a time, in both
 protocol generations. Target: deftly at most 2x the floor.
 
-The read uses the built-in Read tool when it exists, else the Cat test tool
-(tests/helpers.py), which reads through the same path policy and ExecEnv.
+The read is the built-in Read tool (numbered lines, a status note, the path policy and the
+permission gate included).
 """
 
 from __future__ import annotations
@@ -34,8 +34,6 @@ DEFTLY = str(Path(sys.executable).with_name("deftly"))
 
 def workspace() -> Path:
     root = Path(tempfile.mkdtemp(prefix="deftly-bench-mcp-"))
-    (root / ".deftly").mkdir()
-    (root / ".deftly" / "config.toml").write_text('[tools]\nload = ["tests.helpers:CatTool"]\n')
     (root / "small.txt").write_text("".join(f"line {i}\n" for i in range(40)))
     return root
 
@@ -54,7 +52,8 @@ async def round_trips(
     async with Client(params, mode=mode) as client:
         names = [t.name for t in (await client.list_tools()).tools]
         startup = time.perf_counter() - started
-        name = tool or ("Read" if "Read" in names else "Cat")
+        name = tool or "Read"
+        assert name in names, f"{name} is not served"
         arguments = {"path": str(path)}
         expected = path.read_text()
         samples = []

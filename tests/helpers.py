@@ -323,32 +323,3 @@ class PictureTool(Tool[PictureParams]):
             approval_rule=self.name,
             execute=lambda ctx: ToolResult.ok(output),
         )
-
-
-class CatParams(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    path: str = Field(description="The file to read, relative to the workspace or absolute.")
-
-
-class CatTool(Tool[CatParams]):
-    """Reads a whole small text file through the path policy and the ExecEnv (a stand-in for
-    Read in tests and benchmarks until the built-in file tools land)."""
-
-    name = "Cat"
-    description = "Return a small text file's content."
-    params = CatParams
-    traits = ToolTraits(read_only=True, idempotent=True)
-
-    def __init__(self, env: ExecEnv, workspace: Workspace):
-        self.env = env
-        self.workspace = workspace
-
-    def resolve(self, args: CatParams) -> ToolExecution:
-        path = self.workspace.resolve(args.path, PathOp.READ)
-        return ToolExecution(
-            accesses=Accesses.read_file(path),
-            display=FileIODisplay(operation="read", path=str(path)),
-            approval_rule=literal_rule(self.name, path),
-            matches_rule=path_rule_matcher(path, cwd=self.workspace.cwd),
-            execute=lambda ctx: ToolResult.ok(self.env.read_bytes(path).decode("utf-8")),
-        )

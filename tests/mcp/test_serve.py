@@ -3,9 +3,8 @@
 Every case runs against both transports and both protocol generations the SDK speaks
 (`legacy`: the initialize handshake, 2025-11-25; `auto`: 2026-07-28).
 
-The tools here are the small test tools of tests/helpers.py. When the built-in tools land,
-add their calls to SERVE_CASES (e.g. Read/Edit/Grep), point STREAMING_CALL and
-LONG_CALL at Bash, and the same tests cover them.
+The tools are the built-ins (Read, Edit, Grep, Bash...) and the small test tools of
+tests/helpers.py, which misbehave on demand (raise, stream, hang, return images).
 """
 
 from __future__ import annotations
@@ -40,6 +39,16 @@ SERVE_CASES: list[tuple[str, dict[str, Any], bool, str]] = [
     ("Sleep", {"path": "../outside.txt"}, True, "is outside the workspace"),
     ("Sleep", {"path": ".env"}, True, "secret"),
     ("Nope", {}, True, 'There is no tool named "Nope"'),
+    # the built-in tools, through the same pipeline
+    ("Read", {"path": "notes.txt"}, False, "1\thello"),
+    ("Read", {"path": "../outside.txt"}, True, "outside the workspace"),
+    ("Read", {"path": ".env"}, True, "secret"),
+    ("Grep", {"pattern": "hel+o", "output_mode": "content"}, False, "notes.txt:1:hello"),
+    ("Edit", {"path": "notes.txt", "old_string": "hello", "new_string": "hey"}, False, "Edited"),
+    ("Read", {"path": "notes.txt"}, False, "1\they"),
+    ("Edit", {"path": "notes.txt", "old_string": "absent", "new_string": "x"}, True, "not found"),
+    ("Bash", {"command": "echo from-bash"}, False, "from-bash"),
+    ("Bash", {"command": "echo oops; exit 3"}, True, "exit code 3"),
 ]
 STREAMING_CALL: tuple[str, dict[str, Any]] = ("Tick", {"count": 4, "interval": 0.05})
 STREAMED_LINES = ["tick 1", "tick 2", "tick 3", "tick 4"]
@@ -179,6 +188,33 @@ async def test_progress_and_cancellation(
 
         after = await client.call_tool("Echo", {"text": "still serving"})
         assert text_of(after) == "still serving"
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_bash_streams_progress_and_stops_when_the_client_cancels(
+    serve_workspace: Path, tmp_path: Path, mode: str
+) -> None:
+    async with connect(serve_workspace, "stdio", mode) as client:
+        seen: list[str] = []
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            seen.append(message or "")
+
+        streamed = await client.call_tool(
+            "Bash",
+            {"command": "for i in 1 2 3; do echo line $i; sleep 0.3; done"},
+            progress_callback=on_progress,
+        )
+        assert not streamed.is_error and "line 3" in text_of(streamed)
+        assert "line 1" in "".join(seen) and "line 3" in "".join(seen)
+
+        marker = tmp_path / "bash-marker"
+        script = f"trap 'echo stopped > {marker}; exit 143' TERM; sleep 120 & wait"
+        with anyio.move_on_after(1.5) as scope:
+            await client.call_tool("Bash", {"command": script, "timeout": 60})
+        assert scope.cancelled_caught
+        assert await eventually(marker.exists, timeout=30), "the command never got SIGTERM"
+        assert marker.read_text().strip() == "stopped"
 
 
 @pytest.mark.parametrize("stop", ["close stdin", "SIGTERM"])

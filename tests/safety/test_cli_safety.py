@@ -31,7 +31,7 @@ def cli_ws(workspace: Path) -> Path:
     config = workspace / ".deftly" / "config.toml"
     config.parent.mkdir()
     config.write_text(
-        '[tools]\nload = ["tests.helpers:WriteTool", "tests.helpers:PeekTool"]\n'
+        '[tools]\nload = ["tests.helpers:PeekTool"]\n'  # Write is the built-in one
         "[permissions]\n"
         'deny = ["Write(**/*.lock)"]\n'
     )

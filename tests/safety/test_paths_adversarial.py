@@ -166,11 +166,16 @@ def _write(raw: str) -> dict[str, Any]:
 PATH_TOOLS = [
     PathTool("Peek", PathOp.READ, _path, PeekTool, id="test-reader"),
     PathTool("Write", PathOp.WRITE, _write, WriteTool, id="test-writer"),
-    # After merging the file tools, one line each runs the whole suite through them:
-    # PathTool("Read", PathOp.READ, _path, id="Read"),
-    # PathTool("Write", PathOp.WRITE, _write, id="Write"),
-    # PathTool("Edit", PathOp.WRITE,
-    #          lambda raw: {"path": raw, "old_string": "TOKEN", "new_string": CANARY}, id="Edit"),
+    # the built-in file tools, through the whole suite
+    PathTool("Read", PathOp.READ, _path, id="Read"),
+    PathTool("Write", PathOp.WRITE, _write, id="Write"),
+    PathTool(
+        "Edit",
+        PathOp.WRITE,
+        lambda raw: {"path": raw, "old_string": "TOKEN", "new_string": CANARY},
+        id="Edit",
+    ),
+    PathTool("ReadMediaFile", PathOp.READ, _path, id="ReadMediaFile"),
 ]
 
 

@@ -39,11 +39,18 @@ class ToolCallFinished:
 
 @dataclass(frozen=True, slots=True)
 class RuntimeNotice:
-    """Anything else a UI may want to show (a background task finished, a server died)."""
+    """Anything else a UI may want to show (a background task finished, a server died).
+
+    The text may be given as a function, so a notice nobody reads costs no formatting.
+    """
 
     kind: str
-    message: str
+    text: str | Callable[[], str]
     data: Any = None
+
+    @property
+    def message(self) -> str:
+        return self.text if isinstance(self.text, str) else self.text()
 
 
 Event: TypeAlias = ToolCallStarted | ToolProgress | ToolCallFinished | RuntimeNotice

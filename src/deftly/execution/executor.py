@@ -122,17 +122,21 @@ class Executor:
         running: set[_Slot] = set()
         watcher = asyncio.ensure_future(self._watch(cancel, running))
         try:
-            finals = []
+            finals: list[asyncio.Future[CallResult]] = []
             for slot in slots:
                 if slot.settled is not None:
-                    finals.append(self._finalize(slot, None))
+                    finals.append(asyncio.ensure_future(self._finalize(slot, *slot.settled)))
                     continue
                 assert slot.execution is not None
-                job = scheduler.submit(
-                    slot.execution.accesses,
-                    functools.partial(self._execute, slot, cancel, running),
+                # One task per call runs it and finalizes it; the call keeps its accesses
+                # until its after-hooks are done (a formatter hook finishes before the next
+                # edit of the same file starts).
+                finals.append(
+                    scheduler.submit(
+                        slot.execution.accesses,
+                        functools.partial(self._execute_and_finalize, slot, cancel, running),
+                    )
                 )
-                finals.append(self._finalize(slot, job))
             return list(await asyncio.gather(*finals))
         finally:
             watcher.cancel()
@@ -334,22 +338,13 @@ class Executor:
 
     # -- phase 4: finalize ---------------------------------------------------------------
 
-    async def _finalize(
-        self, slot: _Slot, job: asyncio.Future[tuple[ToolResult, Outcome]] | None
+    async def _execute_and_finalize(
+        self, slot: _Slot, cancel: CancelToken, running: set[_Slot]
     ) -> CallResult:
-        if job is None:
-            assert slot.settled is not None
-            result, outcome = slot.settled
-        else:
-            try:
-                result, outcome = await job
-            except asyncio.CancelledError:
-                raise
-            except BaseException as exc:  # the scheduler surfaced a failure to start
-                result, outcome = (
-                    ToolResult.error(f'Tool "{slot.name}" failed: {_describe(exc)}'),
-                    Outcome.EXECUTED,
-                )
+        result, outcome = await self._execute(slot, cancel, running)
+        return await self._finalize(slot, result, outcome)
+
+    async def _finalize(self, slot: _Slot, result: ToolResult, outcome: Outcome) -> CallResult:
         result = normalize_result(slot.name, coerce_result(slot.name, result))
         result = await self._after_hooks(slot, result, outcome)
         result = self.spiller.apply(slot.name, slot.call.id, result)

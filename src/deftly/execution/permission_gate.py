@@ -226,9 +226,10 @@ class PermissionGate:
 
     def _announce(self, ctx: BeforeContext, decision: PermissionDecision, resolution: str) -> None:
         record = PermissionRecord(ctx.call.id, decision, resolution)
-        message = f"{decision.summary()} -> {resolution}"
-        log.debug("permission for %s: %s", ctx.call.id, message)
-        self.events.emit(RuntimeNotice(NOTICE_KIND, message, record))
+        log.debug("permission for %s: %s -> %s", ctx.call.id, decision.reason, resolution)
+        self.events.emit(
+            RuntimeNotice(NOTICE_KIND, lambda: f"{decision.summary()} -> {resolution}", record)
+        )
 
 
 def deny_text(decision: PermissionDecision) -> str:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, NamedTuple
+from typing import Any
 
 from deftly.policy.permissions.modes import Mode
 from deftly.policy.permissions.rulebook import RuleEntry
@@ -55,12 +56,28 @@ _LABELS = {
 }
 
 
-class Step(NamedTuple):
-    """One link's answer: a verdict (it decided) or None (it passed the call on)."""
+class Step:
+    """One link's answer: a verdict (it decided) or None (it passed the call on).
 
-    link: Link
-    verdict: Verdict | None
-    detail: str
+    The detail of a link that passed is only written out when someone reads it (an
+    explanation), so deciding stays cheap on the hot path.
+    """
+
+    __slots__ = ("_detail", "link", "verdict")
+
+    def __init__(self, link: Link, verdict: Verdict | None, detail: str | Callable[[], str]):
+        self.link = link
+        self.verdict = verdict
+        self._detail = detail
+
+    @property
+    def detail(self) -> str:
+        if not isinstance(self._detail, str):
+            self._detail = self._detail()
+        return self._detail
+
+    def __repr__(self) -> str:
+        return f"Step({self.link!s}, {self.verdict!s}, {self.detail!r})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,8 +92,14 @@ class PermissionDecision:
     """One sentence: why the deciding link decided."""
     rule: RuleEntry | None = None
     """The rule that decided, for the rule links."""
-    steps: tuple[Step, ...] = ()
+    trail: tuple[Step, ...] | Callable[[], tuple[Step, ...]] = ()
+    """The links asked, or how to work them out again (only an explanation needs them)."""
     approval_rule: str = ""
+
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        """Every link asked, in order, with what each said."""
+        return self.trail if isinstance(self.trail, tuple) else self.trail()
 
     @property
     def approved(self) -> bool:

@@ -19,9 +19,12 @@ gate (execution layer) acts on the decision and asks a person through an `Approv
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeAlias
 
 from deftly.contract.accesses import FileAccess
 from deftly.contract.tool import RuleMatch, ToolExecution, ToolTraits
@@ -35,6 +38,28 @@ from deftly.policy.sensitive import private_key_reason, sensitive_reason
 GIT_WRITE_TOOLS = frozenset({"Write", "Edit"})
 
 ModeListener = Callable[[Mode, Mode], None]
+_PLAIN = ToolTraits()
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    """One call as the links see it."""
+
+    tool: str
+    execution: ToolExecution
+    traits: ToolTraits
+    mode: Mode
+    deny_checked: bool
+
+    @property
+    def files(self) -> tuple[FileAccess, ...]:
+        accesses = self.execution.accesses
+        return accesses.files if accesses is not None else ()
+
+
+_Answer: TypeAlias = tuple[Verdict, str, RuleHit | None]
+_Check: TypeAlias = Callable[[_Call], _Answer | None]
+_Passing: TypeAlias = Callable[[_Call], str]
 
 
 class PermissionEngine:
@@ -89,7 +114,7 @@ class PermissionEngine:
             link=Link.DENY_RULES,
             reason=reason,
             rule=hit.entry,
-            steps=(Step(Link.DENY_RULES, Verdict.DENY, reason),),
+            trail=(Step(Link.DENY_RULES, Verdict.DENY, reason),),
             approval_rule=execution.approval_rule,
         )
 
@@ -100,125 +125,161 @@ class PermissionEngine:
         traits: ToolTraits | None = None,
         *,
         deny_checked: bool = False,
+        explain: bool = False,
+        mode: Mode | None = None,
     ) -> PermissionDecision:
         """Run the chain for one resolved call. Pure apart from a few `stat` calls.
 
         `deny_checked` says the deny rules were just checked for this very call (by
         `denial`, with the rules unchanged since), so the first link need not match again.
+        What each passing link said is only written down with `explain`; otherwise the
+        decision works it out again when someone asks for its steps.
         """
-        traits = traits or ToolTraits()
-        mode = self._mode
+        call = _Call(
+            tool, execution, traits or _PLAIN, self._mode if mode is None else mode, deny_checked
+        )
         steps: list[Step] = []
-
-        def decided(
-            link: Link, verdict: Verdict, reason: str, hit: RuleHit | None = None
-        ) -> PermissionDecision:
-            steps.append(Step(link, verdict, reason))
+        for link, check, passing in self._chain:
+            answer = check(call)
+            if answer is None:
+                if explain:
+                    steps.append(Step(link, None, functools.partial(passing, call)))
+                continue
+            verdict, reason, hit = answer
+            trail: tuple[Step, ...] | Callable[[], tuple[Step, ...]]
+            if explain:
+                steps.append(Step(link, verdict, reason))
+                trail = tuple(steps)
+            else:
+                trail = functools.partial(self._steps, tool, execution, call.traits, call.mode)
             return PermissionDecision(
                 tool=tool,
-                mode=mode,
+                mode=call.mode,
                 verdict=verdict,
                 link=link,
                 reason=reason,
                 rule=hit.entry if hit else None,
-                steps=tuple(steps),
+                trail=trail,
                 approval_rule=execution.approval_rule,
             )
+        raise AssertionError("the fallback link always answers")  # pragma: no cover
 
-        def passed(link: Link, detail: str) -> None:
-            steps.append(Step(link, None, detail))
+    def _steps(
+        self, tool: str, execution: ToolExecution, traits: ToolTraits, mode: Mode
+    ) -> tuple[Step, ...]:
+        return self.decide(tool, execution, traits, explain=True, mode=mode).steps
 
-        # 1. deny rules
-        hit = None if deny_checked else self.rules.first_hit(RuleKind.DENY, tool, execution)
-        if hit is not None:
-            return decided(Link.DENY_RULES, Verdict.DENY, _rule_reason(hit), hit)
-        passed(Link.DENY_RULES, _none_of(self.rules.of_kind(RuleKind.DENY), "deny rule"))
+    # -- the links: each answers (verdict, reason, rule hit) or passes (None) -------------
+    #
+    # Each link also has a `_pass_*` text saying why it passed, written only on demand.
 
-        # 2. auto mode
-        if mode is Mode.AUTO:
-            return decided(
-                Link.AUTO_MODE,
-                Verdict.APPROVE,
-                "auto mode approves every call no deny rule forbids",
-            )
-        passed(Link.AUTO_MODE, f"the mode is {mode}")
-
-        # 3. session approvals
-        hit = self.session.first_hit(tool, execution)
-        if hit is not None:
-            return decided(
-                Link.SESSION_APPROVALS,
-                Verdict.APPROVE,
-                f'a person approved "{hit.entry.text}" for this session',
-                hit,
-            )
-        passed(
-            Link.SESSION_APPROVALS,
-            (
-                f"none of the {len(self.session)} approvals remembered this session covers it"
-                if len(self.session)
-                else "nothing has been approved for this session"
-            ),
+    @functools.cached_property
+    def _chain(self) -> tuple[tuple[Link, _Check, _Passing], ...]:
+        return (
+            (Link.DENY_RULES, self._deny_rules, self._pass_deny_rules),
+            (Link.AUTO_MODE, self._auto_mode, self._pass_mode),
+            (Link.SESSION_APPROVALS, self._session_approvals, self._pass_session),
+            (Link.ASK_RULES, self._ask_rules, self._pass_ask_rules),
+            (Link.ALLOW_RULES, self._allow_rules, self._pass_allow_rules),
+            (Link.PROTECTED_PATHS, self._protected_paths, self._pass_protected_paths),
+            (Link.YOLO_MODE, self._yolo_mode, self._pass_mode),
+            (Link.READ_ONLY, self._read_only, self._pass_read_only),
+            (Link.GIT_WRITE, self._git_write, self._pass_git_write),
+            (Link.FALLBACK, self._fallback, self._pass_mode),
         )
 
-        # 4. ask rules
-        hit = self.rules.first_hit(RuleKind.ASK, tool, execution)
-        if hit is not None:
-            return decided(Link.ASK_RULES, Verdict.ASK, _rule_reason(hit), hit)
-        passed(Link.ASK_RULES, _none_of(self.rules.of_kind(RuleKind.ASK), "ask rule"))
+    def _rule_link(self, kind: RuleKind, verdict: Verdict, call: _Call) -> _Answer | None:
+        hit = self.rules.first_hit(kind, call.tool, call.execution)
+        return (verdict, _rule_reason(hit), hit) if hit is not None else None
 
-        # 5. allow rules
-        hit = self.rules.first_hit(RuleKind.ALLOW, tool, execution)
-        if hit is not None:
-            return decided(Link.ALLOW_RULES, Verdict.APPROVE, _rule_reason(hit), hit)
-        passed(
-            Link.ALLOW_RULES,
-            _none_of(self.rules.of_kind(RuleKind.ALLOW), "allow rule", fully=True),
+    def _deny_rules(self, call: _Call) -> _Answer | None:
+        return None if call.deny_checked else self._rule_link(RuleKind.DENY, Verdict.DENY, call)
+
+    def _pass_deny_rules(self, call: _Call) -> str:
+        return _none_of(self.rules.of_kind(RuleKind.DENY), "deny rule")
+
+    def _auto_mode(self, call: _Call) -> _Answer | None:
+        if call.mode is not Mode.AUTO:
+            return None
+        return Verdict.APPROVE, "auto mode approves every call no deny rule forbids", None
+
+    @staticmethod
+    def _pass_mode(call: _Call) -> str:
+        return f"the mode is {call.mode}"
+
+    def _session_approvals(self, call: _Call) -> _Answer | None:
+        hit = self.session.first_hit(call.tool, call.execution)
+        if hit is None:
+            return None
+        return Verdict.APPROVE, f'a person approved "{hit.entry.text}" for this session', hit
+
+    def _pass_session(self, call: _Call) -> str:
+        if not len(self.session):
+            return "nothing has been approved for this session"
+        return f"none of the {len(self.session)} approvals remembered this session covers it"
+
+    def _ask_rules(self, call: _Call) -> _Answer | None:
+        return self._rule_link(RuleKind.ASK, Verdict.ASK, call)
+
+    def _pass_ask_rules(self, call: _Call) -> str:
+        return _none_of(self.rules.of_kind(RuleKind.ASK), "ask rule")
+
+    def _allow_rules(self, call: _Call) -> _Answer | None:
+        return self._rule_link(RuleKind.ALLOW, Verdict.APPROVE, call)
+
+    def _pass_allow_rules(self, call: _Call) -> str:
+        return _none_of(self.rules.of_kind(RuleKind.ALLOW), "allow rule", fully=True)
+
+    def _protected_paths(self, call: _Call) -> _Answer | None:
+        files = call.files
+        if not files:
+            return None
+        protected = _protected_reason(files, self.git_tree())
+        return (Verdict.ASK, protected, None) if protected is not None else None
+
+    @staticmethod
+    def _pass_protected_paths(call: _Call) -> str:
+        return _paths_clean(call.files)
+
+    def _yolo_mode(self, call: _Call) -> _Answer | None:
+        if call.mode is not Mode.YOLO:
+            return None
+        return (
+            Verdict.APPROVE,
+            "yolo mode approves every call not denied, asked for by a rule, or touching a "
+            "secret or .git path",
+            None,
         )
 
-        # 6. secret files and git's control files
-        files = execution.accesses.files if execution.accesses is not None else ()
-        tree = self.git_tree() if files or tool in GIT_WRITE_TOOLS else None
-        protected = _protected_reason(files, tree)
-        if protected is not None:
-            return decided(Link.PROTECTED_PATHS, Verdict.ASK, protected)
-        passed(Link.PROTECTED_PATHS, _paths_clean(files))
-
-        # 7. yolo mode
-        if mode is Mode.YOLO:
-            return decided(
-                Link.YOLO_MODE,
-                Verdict.APPROVE,
-                "yolo mode approves every call not denied, asked for by a rule, or touching a "
-                "secret or .git path",
-            )
-        passed(Link.YOLO_MODE, f"the mode is {mode}")
-
-        # 8. read-only tools that stay inside the workspace
-        inside_problem = self._outside(execution) if traits.read_only else None
-        if traits.read_only and inside_problem is None:
-            return decided(
-                Link.READ_ONLY,
-                Verdict.APPROVE,
-                f"{tool} is read-only and touches nothing outside the workspace",
-            )
-        passed(
-            Link.READ_ONLY,
-            f"{tool} is not a read-only tool" if not traits.read_only else str(inside_problem),
+    def _read_only(self, call: _Call) -> _Answer | None:
+        if not call.traits.read_only or self._outside(call.execution) is not None:
+            return None
+        return (
+            Verdict.APPROVE,
+            f"{call.tool} is read-only and touches nothing outside the workspace",
+            None,
         )
 
-        # 9. Write/Edit inside a git work tree
-        git_problem = self._git_write_problem(tool, execution, tree)
-        if git_problem is None:
-            return decided(
-                Link.GIT_WRITE,
-                Verdict.APPROVE,
-                f"{tool} writes only inside the workspace, a git work tree (git can undo it)",
-            )
-        passed(Link.GIT_WRITE, git_problem)
+    def _pass_read_only(self, call: _Call) -> str:
+        if not call.traits.read_only:
+            return f"{call.tool} is not a read-only tool"
+        return str(self._outside(call.execution))
 
-        # 10. fallback
-        return decided(Link.FALLBACK, Verdict.ASK, _fallback_reason(tool, traits, inside_problem))
+    def _git_write(self, call: _Call) -> _Answer | None:
+        if call.tool not in GIT_WRITE_TOOLS or self._git_write_problem(call) is not None:
+            return None
+        return (
+            Verdict.APPROVE,
+            f"{call.tool} writes only inside the workspace, a git work tree (git can undo it)",
+            None,
+        )
+
+    def _pass_git_write(self, call: _Call) -> str:
+        return str(self._git_write_problem(call))
+
+    def _fallback(self, call: _Call) -> _Answer:
+        inside = self._outside(call.execution) if call.traits.read_only else None
+        return Verdict.ASK, _fallback_reason(call.tool, call.traits, inside), None
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -244,9 +305,8 @@ class PermissionEngine:
                 return f"it touches {access.path}, outside the workspace"
         return None
 
-    def _git_write_problem(
-        self, tool: str, execution: ToolExecution, tree: GitTree | None
-    ) -> str | None:
+    def _git_write_problem(self, call: _Call) -> str | None:
+        tool, execution = call.tool, call.execution
         if tool not in GIT_WRITE_TOOLS:
             return f"only {' and '.join(sorted(GIT_WRITE_TOOLS))} are approved this way"
         accesses = execution.accesses
@@ -255,6 +315,7 @@ class PermissionEngine:
         written = accesses.written_paths
         if not written:
             return f"this {tool} call declares no write"
+        tree = self.git_tree()
         if tree is None:
             return f"the workspace {self.workspace.root} is not inside a git work tree"
         for path in written:

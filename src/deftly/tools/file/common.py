@@ -5,13 +5,25 @@ from __future__ import annotations
 import difflib
 import errno
 import os
+from collections.abc import Callable
 from pathlib import Path
 
+from deftly.contract.tool import RuleMatch
 from deftly.env.base import ExecEnv
-from deftly.policy.paths import Workspace
+from deftly.policy.paths import PathOp, Workspace
+from deftly.policy.rules import resolved_rule_matcher
 
 MAX_SUGGESTIONS = 3
 _SCAN_LIMIT = 2_000
+
+
+def locate_file(
+    workspace: Workspace, raw: str, operation: PathOp
+) -> tuple[Path, Callable[[str], RuleMatch]]:
+    """The real path to use for `raw` (or PathSecurityError), and the rule matcher that
+    checks a rule against both the path as given and where it really leads."""
+    found = workspace.locate(raw, operation)
+    return found.real, resolved_rule_matcher(found, cwd=workspace.cwd, home=workspace.home)
 
 
 def human_size(size: int) -> str:

@@ -28,8 +28,8 @@ from deftly.contract import (
     describe,
 )
 from deftly.env.base import ExecEnv
-from deftly.policy import PathOp, Workspace, literal_rule, path_rule_matcher
-from deftly.tools.file.common import human_size, missing_message, os_error_message
+from deftly.policy import PathOp, Workspace, literal_rule
+from deftly.tools.file.common import human_size, locate_file, missing_message, os_error_message
 from deftly.tools.file.encoding import NotText, decode_text
 from deftly.tools.file.line_endings import ending_stats, materialize, to_model_view
 from deftly.tools.file.near_miss import (
@@ -100,7 +100,7 @@ class EditTool(Tool[EditParams]):
                 "old_string and new_string are identical, so there is nothing to change. "
                 "Put the new text in new_string."
             )
-        path = self.workspace.resolve(args.path, PathOp.WRITE)
+        path, matcher = locate_file(self.workspace, args.path, PathOp.WRITE)
         return ToolExecution(
             accesses=Accesses.read_write_file(path),
             display=FileIODisplay(
@@ -108,7 +108,7 @@ class EditTool(Tool[EditParams]):
             ),
             description=f"Editing {args.path}",
             approval_rule=literal_rule(self.name, path),
-            matches_rule=path_rule_matcher(path, cwd=self.workspace.cwd, home=self.workspace.home),
+            matches_rule=matcher,
             execute=partial(self._execute, args, path),
         )
 

@@ -35,8 +35,8 @@ from deftly.contract import (
 )
 from deftly.env.base import ExecEnv
 from deftly.execution.result_builder import MARKER
-from deftly.policy import PathOp, Workspace, literal_rule, path_rule_matcher
-from deftly.tools.file.common import human_size, missing_message, os_error_message
+from deftly.policy import PathOp, Workspace, literal_rule
+from deftly.tools.file.common import human_size, locate_file, missing_message, os_error_message
 from deftly.tools.file.encoding import (
     SNIFF_BYTES,
     UTF8_BOM,
@@ -144,13 +144,13 @@ class ReadTool(Tool[ReadParams]):
         }
 
     def resolve(self, args: ReadParams) -> ToolExecution:
-        path = self.workspace.resolve(args.path, PathOp.READ)
+        path, matcher = locate_file(self.workspace, args.path, PathOp.READ)
         return ToolExecution(
             accesses=Accesses.read_file(path),
             display=FileIODisplay(operation="read", path=str(path)),
             description=f"Reading {args.path}",
             approval_rule=literal_rule(self.name, path),
-            matches_rule=path_rule_matcher(path, cwd=self.workspace.cwd, home=self.workspace.home),
+            matches_rule=matcher,
             execute=partial(self._execute, args, path),
         )
 

@@ -24,8 +24,8 @@ from deftly.contract import (
     describe,
 )
 from deftly.env.base import ExecEnv
-from deftly.policy import PathOp, Workspace, literal_rule, path_rule_matcher
-from deftly.tools.file.common import human_size, missing_message, os_error_message
+from deftly.policy import PathOp, Workspace, literal_rule
+from deftly.tools.file.common import human_size, locate_file, missing_message, os_error_message
 from deftly.tools.file.encoding import SNIFF_BYTES
 from deftly.tools.file.filetype import detect_file_type
 from deftly.tools.file.media import (
@@ -90,13 +90,13 @@ class ReadMediaFileTool(Tool[ReadMediaParams]):
         }
 
     def resolve(self, args: ReadMediaParams) -> ToolExecution:
-        path = self.workspace.resolve(args.path, PathOp.READ)
+        path, matcher = locate_file(self.workspace, args.path, PathOp.READ)
         return ToolExecution(
             accesses=Accesses.read_file(path),
             display=FileIODisplay(operation="read", path=str(path), detail="media"),
             description=f"Viewing {args.path}",
             approval_rule=literal_rule(self.name, path),
-            matches_rule=path_rule_matcher(path, cwd=self.workspace.cwd, home=self.workspace.home),
+            matches_rule=matcher,
             execute=partial(self._execute, args, path),
         )
 

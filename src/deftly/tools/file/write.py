@@ -34,8 +34,8 @@ from deftly.contract import (
     describe,
 )
 from deftly.env.base import ExecEnv
-from deftly.policy import PathOp, Workspace, literal_rule, path_rule_matcher
-from deftly.tools.file.common import os_error_message, shown_path
+from deftly.policy import PathOp, Workspace, literal_rule
+from deftly.tools.file.common import locate_file, os_error_message, shown_path
 from deftly.tools.file.edit import stale_message
 from deftly.tools.file.encoding import (
     SNIFF_BYTES,
@@ -112,14 +112,14 @@ class WriteTool(Tool[WriteParams]):
         return {}
 
     def resolve(self, args: WriteParams) -> ToolExecution:
-        path = self.workspace.resolve(args.path, PathOp.WRITE)
+        path, matcher = locate_file(self.workspace, args.path, PathOp.WRITE)
         verb = "Appending to" if args.mode == "append" else "Writing"
         return ToolExecution(
             accesses=Accesses.write_file(path),
             display=FileIODisplay(operation="write", path=str(path), content=args.content),
             description=f"{verb} {args.path}",
             approval_rule=literal_rule(self.name, path),
-            matches_rule=path_rule_matcher(path, cwd=self.workspace.cwd, home=self.workspace.home),
+            matches_rule=matcher,
             execute=partial(self._execute, args, path),
         )
 
