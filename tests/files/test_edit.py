@@ -199,23 +199,27 @@ async def test_edits_to_one_file_in_a_batch_run_in_order(rt: Runtime, workspace:
     assert target.read_text() == "v8\n"
 
 
-async def test_failed_write_leaves_the_file_untouched(rt: Runtime, workspace: Path) -> None:
-    """A real failure at write time: the directory is made read-only for the rename."""
-    from tests.files.helpers import is_root
+async def test_failed_write_leaves_the_file_untouched(rt: Runtime) -> None:
+    """A real failure at write time: the directory is read-only, so the rename fails.
+    (Run as an unprivileged user: root writes into read-only directories.)"""
+    from tests.files.unprivileged import call_unprivileged, open_workspace
 
-    if is_root():
-        import pytest
-
-        pytest.skip("root can write into read-only directories (see the RLIMIT test instead)")
+    workspace = open_workspace()
     folder = workspace / "ro"
     folder.mkdir()
     target = folder / "a.txt"
     target.write_text("keep\n")
+    target.chmod(0o666)
     folder.chmod(0o555)
     try:
-        result = await edit(rt, "ro/a.txt", "keep", "lose")
+        result = call_unprivileged(
+            workspace,
+            "Edit",
+            {"path": "ro/a.txt", "old_string": "keep", "new_string": "lose"},
+            warmup=[("Read", {"path": "ro/a.txt"})],
+        )
     finally:
         folder.chmod(0o755)
-    assert result.is_error and "Permission denied" in result.text
+    assert result["is_error"] and "Permission denied" in result["text"]
     assert target.read_text() == "keep\n"
     assert os.listdir(folder) == ["a.txt"]

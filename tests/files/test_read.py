@@ -15,7 +15,7 @@ from deftly.env import LocalEnv
 from deftly.policy import Workspace
 from deftly.tools.file.read import ReadParams, ReadTool
 from deftly.tools.file.tracker import FileTracker
-from tests.files.helpers import body_lines, call, is_root
+from tests.files.helpers import body_lines, call
 
 
 def reader(root: Path, **config: Any) -> ReadTool:
@@ -229,13 +229,19 @@ async def test_fifos_are_refused_without_blocking(rt: Runtime, workspace: Path) 
     assert result.is_error and "not a regular file" in result.text
 
 
-@pytest.mark.skipif(is_root(), reason="root reads any file regardless of permissions")
-async def test_unreadable_file(rt: Runtime, workspace: Path) -> None:
+def test_unreadable_file() -> None:
+    """Run as an unprivileged user: root reads any file regardless of permissions."""
+    from tests.files.unprivileged import call_unprivileged, open_workspace
+
+    workspace = open_workspace()
+    (workspace / "open.txt").write_text("fine\n")
     locked = workspace / "locked.txt"
     locked.write_text("x")
     locked.chmod(0)
-    result = await call(rt, "Read", {"path": "locked.txt"})
-    assert result.is_error and "Permission denied" in result.text
+    result = call_unprivileged(
+        workspace, "Read", {"path": "locked.txt"}, warmup=[("Read", {"path": "open.txt"})]
+    )
+    assert result["is_error"] and "Permission denied" in result["text"]
 
 
 async def test_description_states_the_configured_limits(make_runtime: Any) -> None:

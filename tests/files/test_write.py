@@ -11,7 +11,7 @@ import pytest
 
 from deftly import Runtime
 from deftly.contract import FileIODisplay
-from tests.files.helpers import call, is_root
+from tests.files.helpers import call
 
 
 async def write(rt: Runtime, path: str, content: str, **extra: Any) -> Any:
@@ -142,16 +142,25 @@ async def test_no_temporary_files_are_left_behind(rt: Runtime, workspace: Path) 
     assert sorted(os.listdir(workspace)) == ["a.txt"]
 
 
-@pytest.mark.skipif(is_root(), reason="root may create directories anywhere")
-async def test_unwritable_parent(rt: Runtime, workspace: Path) -> None:
+def test_unwritable_parent() -> None:
+    """Run as an unprivileged user: root may create directories anywhere."""
+    from tests.files.unprivileged import call_unprivileged, open_workspace
+
+    workspace = open_workspace()
     locked = workspace / "locked"
     locked.mkdir()
     locked.chmod(0o555)
     try:
-        result = await write(rt, "locked/sub/x.txt", "y")
+        result = call_unprivileged(
+            workspace,
+            "Write",
+            {"path": "locked/sub/x.txt", "content": "y"},
+            warmup=[("Write", {"path": "warm.txt", "content": "w"})],
+        )
     finally:
         locked.chmod(0o755)
-    assert result.is_error and "permission denied" in result.text.lower()
+    assert result["is_error"] and "permission denied" in result["text"].lower()
+    assert not (locked / "sub").exists()
 
 
 def _chattr(path: Path, flag: str) -> bool:

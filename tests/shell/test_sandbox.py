@@ -10,12 +10,13 @@ from typing import Any
 import pytest
 
 from deftly import Runtime
+from deftly.tools.shell.launch import bundled_bwrap
 from tests.shell.conftest import marked_sleep, new_marker, processes_with, task_id_in
 
 
 def _bwrap_works() -> str | None:
     """None when bubblewrap can make a sandbox here, else why not."""
-    program = shutil.which("bwrap")
+    program = shutil.which("bwrap") or bundled_bwrap()
     if program is None:
         return "bubblewrap (bwrap) is not installed; the sandboxed path cannot be tested here"
     probe = subprocess.run(
@@ -52,9 +53,9 @@ async def test_missing_bubblewrap_is_a_diagnostic_and_bash_refuses(
     empty.mkdir()
     bash = shutil.which("bash")
     assert bash is not None
-    monkeypatch.setenv("PATH", str(empty))  # no bwrap to be found
     rt: Runtime = await make_runtime(
-        config={"shell": {"sandbox": "bwrap", "shell": bash}}, approve_asks=True
+        config={"shell": {"sandbox": "bwrap", "shell": bash, "bwrap": str(empty / "bwrap")}},
+        approve_asks=True,
     )
     [diagnostic] = [d for d in rt.diagnostics if d.source == "[shell] sandbox"]
     assert diagnostic.level == "error"
@@ -78,8 +79,9 @@ async def test_broken_bubblewrap_is_refused_too(
         "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n"
     )
     (fake / "bwrap").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{fake}:/usr/bin:/bin")
-    rt: Runtime = await make_runtime(config={"shell": {"sandbox": "bwrap"}}, approve_asks=True)
+    rt: Runtime = await make_runtime(
+        config={"shell": {"sandbox": "bwrap", "bwrap": str(fake / "bwrap")}}, approve_asks=True
+    )
     [diagnostic] = [d for d in rt.diagnostics if d.source == "[shell] sandbox"]
     assert "cannot create a sandbox" in diagnostic.message
     assert "No permissions" in diagnostic.message

