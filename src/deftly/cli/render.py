@@ -118,9 +118,15 @@ def tools_table(tools: Sequence[ToolInfo]) -> Table:
     table.add_column("disclosure")
     table.add_column("description")
     for info in tools:
-        first = next((line for line in info.description.splitlines() if line.strip()), "")
-        table.add_row(info.name, info.source, info.disclosure, first)
+        table.add_row(info.name, info.source, info.disclosure, first_sentence(info.description))
     return table
+
+
+def first_sentence(text: str) -> str:
+    """The first sentence of a description's first paragraph (its summary)."""
+    paragraph = " ".join(text.strip().split("\n\n", 1)[0].split())
+    end = paragraph.find(". ")
+    return paragraph if end < 0 else paragraph[: end + 1]
 
 
 def output_json(output: Any) -> Any:

@@ -87,3 +87,7 @@ class CallResult:
     @property
     def truncated(self) -> bool:
         return self.result.truncated
+
+    @property
+    def delivery(self) -> str | None:
+        return self.result.delivery
