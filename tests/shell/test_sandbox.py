@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +45,21 @@ def _bwrap_works() -> str | None:
 
 
 BWRAP_PROBLEM = _bwrap_works()
+
+SANDBOX_WRITABLE = [Path(tempfile.gettempdir()), Path("/tmp"), Path("/var/tmp")]
+
+
+def _outside_sandbox_dir(workspace: Path) -> Path:
+    """A directory we may write to that the sandbox must keep read-only: not the workspace
+    and not a temp directory (the repository itself may live under /tmp in CI)."""
+    writable = [p.resolve() for p in (*SANDBOX_WRITABLE, workspace)]
+    for candidate in (Path.home(), Path("/run"), Path("/var/cache"), Path.cwd()):
+        real = candidate.resolve()
+        if any(real == w or w in real.parents for w in writable):
+            continue
+        if os.access(real, os.W_OK):
+            return real
+    raise AssertionError("no writable directory outside the workspace and temp dirs")
 needs_bwrap = pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=BWRAP_PROBLEM or "")
 
 
@@ -96,7 +113,7 @@ async def test_no_sandbox_by_default_means_no_probe(make_runtime: Any) -> None:
 
 @needs_bwrap
 async def test_sandbox_writes_only_workspace_and_temp(make_runtime: Any, workspace: Path) -> None:
-    outside = Path(__file__).resolve().parent  # not the workspace, not a temp directory
+    outside = _outside_sandbox_dir(workspace)
     probe = outside / f"sandbox-probe-{new_marker()}"
     rt: Runtime = await make_runtime(config={"shell": {"sandbox": "bwrap"}}, approve_asks=True)
     assert not rt.diagnostics
