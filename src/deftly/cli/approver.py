@@ -21,7 +21,7 @@ from rich.text import Text
 
 from deftly.cli.render import render_display
 from deftly.contract.display import PlanReviewDisplay
-from deftly.policy.approval import ApprovalRequest, ApprovalResponse
+from deftly.policy.approval import ApprovalRequest, ApprovalResponse, Approver
 
 _YES = {"y", "yes"}
 _SESSION = {"a", "always", "s", "session"}
@@ -140,3 +140,10 @@ def _plan_options(request: ApprovalRequest) -> list[str]:
     if isinstance(display, PlanReviewDisplay) and display.options:
         return [option.label for option in display.options]
     return []
+
+
+def terminal_approver(enabled: bool = True) -> Approver | None:
+    """A terminal prompt when a person is there to answer (stdin is a TTY), else None."""
+    if enabled and sys.stdin is not None and sys.stdin.isatty():
+        return TerminalApprover()
+    return None

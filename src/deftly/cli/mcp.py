@@ -13,12 +13,11 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from deftly.cli.app import (
+from deftly.cli.common import (
     JsonOpt,
     McpConfigOpt,
     ModeOpt,
     WorkspaceOpt,
-    app,
     build_runtime,
     err,
     out,
@@ -33,7 +32,6 @@ mcp_app = typer.Typer(
     help="External MCP servers mounted as tools (configured in mcp.json files).",
     no_args_is_help=True,
 )
-app.add_typer(mcp_app, name="mcp")
 
 
 class Transport(StrEnum):
@@ -101,7 +99,6 @@ async def serve(
         os._exit(0)
 
 
-@app.command("serve")
 def serve_command(
     workspace: WorkspaceOpt = Path("."),
     mode: ModeOpt = None,

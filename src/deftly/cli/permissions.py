@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -13,18 +13,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from deftly.cli.approver import TerminalApprover
+from deftly.cli.common import JsonOpt, WorkspaceOpt, build_runtime, run_async
 from deftly.execution.events import Event, RuntimeNotice
 from deftly.execution.permission_gate import PermissionRecord
-from deftly.policy.approval import Approver
 from deftly.runtime import Runtime
-
-
-def terminal_approver(enabled: bool = True) -> Approver | None:
-    """A terminal prompt when a person is there to answer (stdin is a TTY), else None."""
-    if enabled and sys.stdin is not None and sys.stdin.isatty():
-        return TerminalApprover()
-    return None
 
 
 class NoticePrinter:
@@ -69,38 +61,20 @@ def explanation_json(record: PermissionRecord | None) -> dict[str, Any] | None:
 # -- `deftly permissions` ------------------------------------------------------------------
 
 
-def register(
-    app: typer.Typer,
-    build: Callable[[Path, str | None, bool], Runtime],
-    run: Callable[[Callable[[], Coroutine[Any, Any, None]]], None],
+def permissions_command(
+    workspace: WorkspaceOpt = Path("."),
+    mode: Annotated[
+        str | None, typer.Option("--mode", help="Show as if this mode were chosen.")
+    ] = None,
+    as_json: JsonOpt = False,
 ) -> None:
-    """Add `deftly permissions` to the app; `run` turns known errors into clean messages."""
+    """Show the permission mode, every rule with the file and line it came from, and the
+    configured hooks."""
 
-    @app.command("permissions")
-    def permissions_command(
-        workspace: Annotated[
-            Path,
-            typer.Option(
-                "--workspace",
-                "-w",
-                help="The workspace root (default: the current directory).",
-                file_okay=False,
-                exists=True,
-                resolve_path=True,
-            ),
-        ] = Path("."),
-        mode: Annotated[
-            str | None, typer.Option("--mode", help="Show as if this mode were chosen.")
-        ] = None,
-        as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
-    ) -> None:
-        """Show the permission mode, every rule with the file and line it came from, and the
-        configured hooks."""
+    async def main() -> None:
+        show(build_runtime(workspace, mode, False), as_json)
 
-        async def main() -> None:
-            show(build(workspace, mode, False), as_json)
-
-        run(main)
+    run_async(main)
 
 
 def show(runtime: Runtime, as_json: bool) -> None:

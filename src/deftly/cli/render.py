@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -22,22 +21,13 @@ from deftly.contract.display import (
     PlanReviewDisplay,
     SearchDisplay,
     UrlFetchDisplay,
+    unified_diff,
 )
 from deftly.contract.result import ImagePart, TextPart
 from deftly.execution.calls import CallResult
 from deftly.runtime import ToolInfo
 
 _PREVIEW_LINES = 400
-
-
-def unified_diff(path: str, before: str, after: str) -> str:
-    lines = difflib.unified_diff(
-        before.splitlines(keepends=True),
-        after.splitlines(keepends=True),
-        fromfile=f"a/{path.lstrip('/')}",
-        tofile=f"b/{path.lstrip('/')}",
-    )
-    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
 def render_display(display: Display | None) -> RenderableType | None:

@@ -10,10 +10,10 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar, cast
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from deftly.cli.common import JsonOpt, WorkspaceOpt, err, out
 from deftly.contract.errors import DeftlyError
 from deftly.runtime import Runtime
 from deftly.skills import Skill, SkillError, SkillService, Trigger
@@ -28,21 +28,6 @@ skills_app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-out = Console()
-err = Console(stderr=True)
-
-WorkspaceOpt = Annotated[
-    Path,
-    typer.Option(
-        "--workspace",
-        "-w",
-        help="The workspace root (default: the current directory).",
-        file_okay=False,
-        exists=True,
-        resolve_path=True,
-    ),
-]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print machine-readable JSON.")]
 NOT_FOUND = 2
 
 

@@ -6,6 +6,7 @@ diff or a command instead of a blob of JSON. It is never sent to the model.
 
 from __future__ import annotations
 
+import difflib
 from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -147,3 +148,14 @@ DISPLAY_KINDS: tuple[str, ...] = (
     "goal_start",
     "generic",
 )
+
+
+def unified_diff(path: str, before: str, after: str) -> str:
+    """A before/after pair as a unified diff, the way people read changes."""
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        fromfile=f"a/{path.lstrip('/')}",
+        tofile=f"b/{path.lstrip('/')}",
+    )
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)

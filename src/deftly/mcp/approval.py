@@ -8,7 +8,6 @@ a refusal that says how to allow such calls instead: a `--mode` or an allow rule
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +21,7 @@ from deftly.contract.display import (
     Display,
     FileIODisplay,
     GenericDisplay,
+    unified_diff,
 )
 from deftly.policy.approval import ApprovalRequest, ApprovalResponse
 
@@ -68,16 +68,6 @@ def _cut(text: str, limit: int = MAX_SHOWN_CHARS) -> str:
     return text if len(text) <= limit else text[:limit] + f"\n… ({len(text) - limit:,} more)"
 
 
-def _diff(path: str, before: str, after: str) -> str:
-    lines = difflib.unified_diff(
-        before.splitlines(keepends=True),
-        after.splitlines(keepends=True),
-        fromfile=f"a/{path.lstrip('/')}",
-        tofile=f"b/{path.lstrip('/')}",
-    )
-    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
-
-
 def display_text(display: Display | None) -> str:
     """A display as plain text, for a form shown by a client we know nothing about."""
     match display:
@@ -88,9 +78,9 @@ def display_text(display: Display | None) -> str:
         case FileIODisplay(operation="edit", path=path, before=before, after=after) if (
             before is not None and after is not None
         ):
-            return _diff(path, before, after)
+            return unified_diff(path, before, after)
         case DiffDisplay(path=path, before=before, after=after):
-            return _diff(path, before, after)
+            return unified_diff(path, before, after)
         case FileIODisplay(operation="write", path=path, content=content) if content is not None:
             return f"write {path}:\n{content}"
         case FileIODisplay(operation=operation, path=path, detail=detail):

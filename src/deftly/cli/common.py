@@ -1,0 +1,115 @@
+"""What every `deftly` command shares: consoles, options, building the runtime, and turning
+known errors into one clean line (never a traceback)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+
+from deftly.cli.approver import terminal_approver
+from deftly.contract.errors import DeftlyError
+from deftly.policy.approval import Approver
+from deftly.runtime import Runtime
+
+T = TypeVar("T")
+
+out = Console()
+err = Console(stderr=True)
+
+WorkspaceOpt = Annotated[
+    Path,
+    typer.Option(
+        "--workspace",
+        "-w",
+        help="The workspace root (default: the current directory).",
+        file_okay=False,
+        exists=True,
+        resolve_path=True,
+    ),
+]
+ModeOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--mode",
+        help="Permission mode: manual (ask), yolo or auto. Default: from config, else manual.",
+    ),
+]
+YesOpt = Annotated[
+    bool,
+    typer.Option("--yes", "-y", help="Approve every call that would ask (never overrides a deny)."),
+]
+JsonOpt = Annotated[
+    bool, typer.Option("--json", help="Print machine-readable JSON instead of panels.")
+]
+McpConfigOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--mcp-config",
+        help="One more mcp.json file of MCP servers to mount (may be repeated).",
+        exists=True,
+        dir_okay=False,
+        resolve_path=True,
+    ),
+]
+ExplainOpt = Annotated[
+    bool,
+    typer.Option(
+        "--explain", help="Also print how the permission decision was made, link by link."
+    ),
+]
+
+USAGE_ERROR = 2
+
+
+class UsageError(Exception):
+    pass
+
+
+def fail(message: str, code: int = USAGE_ERROR) -> typer.Exit:
+    err.print(f"[red]deftly:[/red] {message}", highlight=False)
+    return typer.Exit(code)
+
+
+def run_async(main: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Run a coroutine; known errors become a clean message, never a traceback."""
+    try:
+        return asyncio.run(main())
+    except typer.Exit:
+        raise
+    except (DeftlyError, UsageError) as exc:
+        raise fail(str(exc)) from None
+    except KeyboardInterrupt:
+        raise fail("interrupted", 130) from None
+
+
+def build_runtime(
+    workspace: Path,
+    mode: str | None,
+    yes: bool,
+    *,
+    interactive: bool = True,
+    mcp_config: list[Path] | None = None,
+    approver: Approver | None = None,
+) -> Runtime:
+    if mode is not None and mode not in ("manual", "yolo", "auto"):
+        raise UsageError(f"unknown mode {mode!r}; use manual, yolo or auto")
+    if approver is None and not yes:
+        approver = terminal_approver(interactive)
+    runtime = Runtime(workspace, mode=mode, approve_asks=yes, approver=approver)
+    for path in mcp_config or ():
+        runtime.add_mcp_config(path)
+    return runtime
+
+
+def print_diagnostics(runtime: Runtime) -> None:
+    for diagnostic in runtime.diagnostics:
+        colour = "red" if diagnostic.level == "error" else "yellow"
+        err.print(
+            f"[{colour}]{diagnostic.level}[/{colour}] {diagnostic.source}: {diagnostic.message}",
+            highlight=False,
+        )
