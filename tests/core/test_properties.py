@@ -37,6 +37,77 @@ def names_of(rt: Runtime) -> list[str]:
     return [t.name for t in rt.tools()]
 
 
+TRICKY_PATHS = st.sampled_from(
+    ["a.txt", "sub/b.py", "", "  ", "../outside", "/etc/passwd", "~", ".env", "x\x00y", ".", "*"]
+)
+
+
+def value_for(name: str, schema: Any) -> st.SearchStrategy[Any]:
+    """A value shaped like the schema says (often valid, sometimes not quite)."""
+    kind = schema.get("type") if isinstance(schema, dict) else None
+    if "enum" in (schema or {}):
+        return st.sampled_from(schema["enum"]) | json_values
+    if kind == "string":
+        return TRICKY_PATHS | st.text(max_size=30) if "path" in name else st.text(max_size=30)
+    if kind == "integer":
+        return st.integers(min_value=-5, max_value=2_000_000)
+    if kind == "number":
+        return st.floats(min_value=-5, max_value=1e6, allow_nan=False)
+    if kind == "boolean":
+        return st.booleans()
+    if kind == "array":
+        return st.lists(st.text(max_size=12), max_size=3)
+    return json_values
+
+
+def shaped_arguments(schema: dict[str, Any]) -> st.SearchStrategy[dict[str, Any]]:
+    properties = schema.get("properties", {})
+    required = set(schema.get("required", []))
+    fields = {
+        name: value_for(name, sub) if name in required else st.none() | value_for(name, sub)
+        for name, sub in properties.items()
+    }
+    return st.fixed_dictionaries(fields).map(
+        lambda d: {k: v for k, v in d.items() if v is not None or k in required}
+    )
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data())
+def test_schema_shaped_payloads_for_every_tool_never_escape_run_batch(
+    workspace: Path, data: st.DataObject
+) -> None:
+    """Arguments shaped by each built-in tool's own schema, so calls get past validation and
+    into resolve and execute (manual mode: calls that need approval are refused, so no
+    random shell command ever runs)."""
+    (workspace / "a.txt").write_text("alpha\nbeta\n")
+    (workspace / "sub").mkdir(exist_ok=True)
+    (workspace / "sub" / "b.py").write_text("print('b')\n")
+
+    async def scenario() -> None:
+        async with Runtime(workspace, config={}, plugins=False) as rt:
+            rt.executor.grace_seconds = 0.05
+            tools = rt.tools()
+            picks = data.draw(st.lists(st.sampled_from(tools), min_size=1, max_size=5))
+            calls = [
+                {
+                    "id": f"c{i}",
+                    "name": t.name,
+                    "arguments": data.draw(shaped_arguments(t.parameters)),
+                }
+                for i, t in enumerate(picks)
+            ]
+            results = await asyncio.wait_for(rt.run_batch(calls), timeout=60)
+            assert [r.tool_call_id for r in results] == [c["id"] for c in calls]
+            for result in results:
+                assert result.text.strip() or not isinstance(result.result.output, str)
+                assert "Traceback" not in result.text
+
+    asyncio.run(scenario())
+
+
 @settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
