@@ -83,6 +83,15 @@ def missing_message(env: ExecEnv, raw: str, path: Path, workspace: Workspace) ->
     return f"{text} Use Glob to find the file by name, or check the spelling."
 
 
+def stale_message(raw: str, verb: str) -> str:
+    """`raw` changed since the model last read it, so it was not `verb` ("edited")."""
+    return (
+        f'"{raw}" has changed on disk since you last read it (someone or something else '
+        f"wrote to it), so it was not {verb}, to avoid overwriting that change. Read it "
+        "again, then redo your change on its current text."
+    )
+
+
 def os_error_message(raw: str, exc: OSError, action: str) -> str:
     """A readable sentence for an OS error while doing `action` (e.g. "read") on `raw`."""
     code = exc.errno

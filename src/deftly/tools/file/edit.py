@@ -8,28 +8,15 @@ and a rename. A refused or failed edit leaves the file byte for byte as it was.
 
 from __future__ import annotations
 
-import asyncio
-import stat
 from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from deftly.config.files import FilesConfig
-from deftly.contract import (
-    Accesses,
-    FileIODisplay,
-    Tool,
-    ToolContext,
-    ToolExecution,
-    ToolResult,
-    ToolTraits,
-    describe,
-)
-from deftly.env.base import ExecEnv
-from deftly.policy import PathOp, Workspace, literal_rule
-from deftly.tools.file.common import human_size, locate_file, missing_message, os_error_message
+from deftly.contract import ToolExecution, ToolResult, ToolTraits, describe
+from deftly.tools.file.base import FileToolFailed, TrackedFileTool
+from deftly.tools.file.common import human_size, stale_message
 from deftly.tools.file.encoding import NotText, decode_text
 from deftly.tools.file.line_endings import ending_stats, materialize, to_model_view
 from deftly.tools.file.near_miss import (
@@ -38,7 +25,7 @@ from deftly.tools.file.near_miss import (
     has_read_prefixes,
     strip_read_prefixes,
 )
-from deftly.tools.file.tracker import FileTracker
+from deftly.tools.file.tracker import same_stat
 
 MAX_LISTED = 10
 
@@ -65,31 +52,12 @@ class EditParams(BaseModel):
     )
 
 
-class EditFailed(Exception):
-    """An edit that ends in an error result; the file was not touched."""
-
-
-def stale_message(raw: str, verb: str) -> str:
-    return (
-        f'"{raw}" has changed on disk since you last read it (someone or something else '
-        f"wrote to it), so it was not {verb}, to avoid overwriting that change. Read it "
-        "again, then redo your change on its current text."
-    )
-
-
-class EditTool(Tool[EditParams]):
+class EditTool(TrackedFileTool[EditParams]):
     name = "Edit"
     params = EditParams
     description = describe("edit.md")
     traits = ToolTraits(destructive=True)
-
-    def __init__(
-        self, env: ExecEnv, workspace: Workspace, config: FilesConfig, tracker: FileTracker
-    ):
-        self.env = env
-        self.workspace = workspace
-        self.config = config
-        self.tracker = tracker
+    action = "edit"
 
     def description_vars(self) -> Mapping[str, object]:
         return {"MAX_BYTES": human_size(self.config.edit_max_bytes)}
@@ -100,49 +68,31 @@ class EditTool(Tool[EditParams]):
                 "old_string and new_string are identical, so there is nothing to change. "
                 "Put the new text in new_string."
             )
-        path, matcher = locate_file(self.workspace, args.path, PathOp.WRITE)
-        return ToolExecution(
-            accesses=Accesses.read_write_file(path),
-            display=FileIODisplay(
-                operation="edit", path=str(path), before=args.old_string, after=args.new_string
-            ),
-            description=f"Editing {args.path}",
-            approval_rule=literal_rule(self.name, path),
-            matches_rule=matcher,
-            execute=partial(self._execute, args, path),
+        return self.file_execution(
+            args.path,
+            partial(self._edit, args),
+            f"Editing {args.path}",
+            before=args.old_string,
+            after=args.new_string,
         )
-
-    async def _execute(self, args: EditParams, path: Path, ctx: ToolContext) -> ToolResult:
-        return await asyncio.to_thread(self.edit, args, path)
 
     def edit(self, args: EditParams, path: Path) -> ToolResult:
-        try:
-            return self._edit(args, path)
-        except EditFailed as exc:
-            return ToolResult.error(str(exc))
-        except FileNotFoundError:
-            return ToolResult.error(self._missing(args.path, path))
-        except OSError as exc:
-            return ToolResult.error(os_error_message(args.path, exc, "edit"))
+        """Make the edit on `path` (already resolved by the path policy), in this thread.
+        A failed edit leaves the file as it was."""
+        return self.run_work(args.path, path, partial(self._edit, args))
 
-    def _missing(self, raw: str, path: Path) -> str:
-        return (
-            missing_message(self.env, raw, path, self.workspace)
-            + " (To create a new file, use Write.)"
-        )
+    def missing(self, raw: str, path: Path, exc: FileNotFoundError) -> str:
+        return super().missing(raw, path, exc) + " (To create a new file, use Write.)"
 
     def _edit(self, args: EditParams, path: Path) -> ToolResult:
         raw = args.path
-        try:
-            st = self.env.stat(path)
-        except NotADirectoryError:
-            raise FileNotFoundError(path) from None
-        if stat.S_ISDIR(st.st_mode):
-            raise EditFailed(f'"{raw}" is a directory, not a file; Edit changes files.')
-        if not stat.S_ISREG(st.st_mode):
-            raise EditFailed(f'"{raw}" is not a regular file (a device, socket or pipe).')
+        st = self.regular_file(
+            path,
+            directory=f'"{raw}" is a directory, not a file; Edit changes files.',
+            special=f'"{raw}" is not a regular file (a device, socket or pipe).',
+        )
         if st.st_size > self.config.edit_max_bytes:
-            raise EditFailed(
+            raise FileToolFailed(
                 f'"{raw}" is {human_size(st.st_size)}, more than Edit loads '
                 f"({human_size(self.config.edit_max_bytes)}). Change it with a streaming tool "
                 "through Bash (e.g. `sed -i`), or split the file."
@@ -151,11 +101,11 @@ class EditTool(Tool[EditParams]):
             before = self.env.stat_handle(handle)
             data = handle.read()
         if self.tracker.is_stale(path, before, data):
-            raise EditFailed(stale_message(raw, "edited"))
+            raise FileToolFailed(stale_message(raw, "edited"))
         try:
             decoded = decode_text(data)
         except NotText as exc:
-            raise EditFailed(_not_text_message(raw, exc)) from None
+            raise FileToolFailed(_not_text_message(raw, exc)) from None
         style = ending_stats(decoded.text).style
         view = to_model_view(decoded.text, style)
         old, new = args.old_string, args.new_string
@@ -164,33 +114,29 @@ class EditTool(Tool[EditParams]):
         if not args.replace_all:
             first = view.find(old)
             if first < 0:
-                raise EditFailed(self._not_found(raw, view, old))
+                raise FileToolFailed(self._not_found(raw, view, old))
             second = view.find(old, first + len(old))
             if second >= 0:
                 count = view.count(old)
-                raise EditFailed(self._not_unique(raw, view, old, count))
+                raise FileToolFailed(self._not_unique(raw, view, old, count))
             updated = view.replace(old, new, 1)  # one pass; old occurs exactly once
             positions = [first]
             count = 1
         else:
             count = view.count(old)
             if count == 0:
-                raise EditFailed(self._not_found(raw, view, old))
+                raise FileToolFailed(self._not_found(raw, view, old))
             positions = _positions(view, old, MAX_LISTED)
             updated = view.replace(old, new)
         payload = decoded.encode(materialize(updated, style))
         try:
             now = self.env.stat(path)
         except FileNotFoundError:
-            raise EditFailed(
+            raise FileToolFailed(
                 f'"{raw}" was deleted while it was being edited; nothing was written.'
             ) from None
-        if (now.st_size, now.st_mtime_ns, now.st_ino) != (
-            before.st_size,
-            before.st_mtime_ns,
-            before.st_ino,
-        ):
-            raise EditFailed(
+        if not same_stat(now, before):
+            raise FileToolFailed(
                 f'"{raw}" changed while it was being edited (another program wrote to it); '
                 "nothing was written. Read it again and redo the change."
             )

@@ -10,35 +10,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from deftly.config.files import FilesConfig
-from deftly.contract import (
-    Accesses,
-    FileIODisplay,
-    Tool,
-    ToolContext,
-    ToolExecution,
-    ToolResult,
-    ToolTraits,
-    describe,
-)
-from deftly.env.base import ExecEnv
-from deftly.policy import (
-    PathOp,
-    Workspace,
-    glob_rule_matcher,
-    literal_rule,
-    sensitive_reason,
-)
-from deftly.tools.file.common import missing_message, os_error_message, shown_path
-from deftly.tools.file.ripgrep import (
-    VCS_DIRS,
-    BadPattern,
-    RgRun,
-    RipgrepMissing,
-    glob_filter,
-    locate_rg,
-    run_rg,
-)
+from deftly.contract import ToolExecution, ToolResult, ToolTraits, describe
+from deftly.policy import Workspace, sensitive_reason
+from deftly.tools.file.common import shown_path
+from deftly.tools.file.ripgrep import VCS_DIRS, BadPattern, RgRun, glob_filter, one_thread, run_rg
+from deftly.tools.file.search import SearchTool
 from deftly.tools.file.secret_globs import glob_args, may_hold_secrets, secret_globs
 
 
@@ -61,17 +37,11 @@ class GlobParams(BaseModel):
     )
 
 
-class GlobTool(Tool[GlobParams]):
+class GlobTool(SearchTool[GlobParams]):
     name = "Glob"
     params = GlobParams
     description = describe("glob.md")
     traits = ToolTraits(read_only=True, idempotent=True)
-
-    def __init__(self, env: ExecEnv, workspace: Workspace, config: FilesConfig):
-        self.env = env
-        self.workspace = workspace
-        self.config = config
-        self._rg: str | None = None
 
     def description_vars(self) -> Mapping[str, object]:
         return {
@@ -80,22 +50,18 @@ class GlobTool(Tool[GlobParams]):
         }
 
     def resolve(self, args: GlobParams) -> ToolExecution:
-        if args.path is None:
-            root = self.workspace.cwd or self.workspace.root
-        else:
-            root = self.workspace.resolve(args.path, PathOp.SEARCH, check_sensitive=True)
         detail = f"pattern: {args.pattern}"
         if args.path is not None:
             detail += f", path: {args.path}"
         if args.include_ignored:
             detail += ", include_ignored: true"
-        return ToolExecution(
-            accesses=Accesses.search_tree(root),
-            display=FileIODisplay(operation="glob", path=str(root), detail=detail),
+        return self.search_execution(
+            args.pattern,
+            args.path,
+            partial(self._run, args),
+            operation="glob",
+            detail=detail,
             description=f"Finding {args.pattern}",
-            approval_rule=literal_rule(self.name, args.pattern),
-            matches_rule=glob_rule_matcher(args.pattern),
-            execute=partial(self._run, args, root),
         )
 
     def rg_argv(self, rg: str, args: GlobParams, pattern_filter: list[str]) -> list[str]:
@@ -111,55 +77,36 @@ class GlobTool(Tool[GlobParams]):
         argv.append(".")
         return argv
 
-    async def _run(self, args: GlobParams, root: Path, ctx: ToolContext) -> ToolResult:
+    async def _run(self, args: GlobParams, root: Path) -> ToolResult:
         shown_root = args.path if args.path is not None else "the working directory"
-        try:
-            st = self.env.stat(root)
-        except (FileNotFoundError, NotADirectoryError):
-            return ToolResult.error(
-                missing_message(self.env, args.path or str(root), root, self.workspace)
-            )
-        except OSError as exc:
-            return ToolResult.error(os_error_message(args.path or str(root), exc, "search"))
+        st = self.stat_target(args.path or str(root), root)
         if not stat.S_ISDIR(st.st_mode):
             return ToolResult.error(
                 f'"{args.path}" is a file, not a directory; Glob searches directories. Use '
                 f'Read to read it, or pass its directory ("{Path(args.path or "").parent}") '
                 "as path."
             )
+        rg = self.find_rg()
         try:
-            rg = self._rg or locate_rg(self.env, self.config.rg_path)
-        except RipgrepMissing as exc:
-            return ToolResult.error(str(exc))
-        self._rg = rg
-        collector = _Collector(root, self.workspace, self.config.glob_max_results)
-        try:
-            with glob_filter(self.env, args.pattern) as pattern_filter:
+            with self.starting_rg(rg), glob_filter(self.env, args.pattern) as pattern_filter:
                 argv = self.rg_argv(rg, args, pattern_filter)
-                run = await run_rg(
-                    self.env,
-                    argv,
-                    cwd=root,
-                    deadline=self.config.search_timeout,
-                    consume=collector.add,
-                )
-                if run.failed and _resource_busy(run) and not collector.seen:
-                    collector = _Collector(root, self.workspace, self.config.glob_max_results)
-                    run = await run_rg(
-                        self.env,
-                        [rg, "-j", "1", *argv[1:]],
-                        cwd=root,
-                        deadline=self.config.search_timeout,
-                        consume=collector.add,
-                    )
+                found, run = await self._collect(argv, root)
+                if run.out_of_threads and not found.seen:
+                    found, run = await self._collect(one_thread(argv), root)
         except BadPattern as exc:
             return ToolResult.error(f"The pattern {args.pattern!r} cannot be used: {exc}.")
-        except FileNotFoundError:
-            self._rg = None
-            return ToolResult.error(str(RipgrepMissing(f"rg vanished: {rg}")))
-        except OSError as exc:
-            return ToolResult.error(f"Could not start ripgrep ({rg}): {exc.strerror or exc}.")
-        return self._result(args, shown_root, collector, run)
+        return self._result(args, shown_root, found, run)
+
+    async def _collect(self, argv: list[str], root: Path) -> tuple[_Collector, RgRun]:
+        collector = _Collector(root, self.workspace, self.config.glob_max_results)
+        run = await run_rg(
+            self.env,
+            argv,
+            cwd=root,
+            deadline=self.config.search_timeout,
+            consume=collector.add,
+        )
+        return collector, run
 
     def _result(
         self, args: GlobParams, shown_root: str, found: _Collector, run: RgRun
@@ -246,7 +193,3 @@ class _Collector:
             if len(self.kept) < self.limit:
                 self.kept.append(shown_path(path, self.workspace))
         return True
-
-
-def _resource_busy(run: RgRun) -> bool:
-    return "os error 11" in run.stderr or "Resource temporarily unavailable" in run.stderr

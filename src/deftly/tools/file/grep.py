@@ -22,36 +22,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from deftly.config.files import FilesConfig
-from deftly.contract import (
-    Accesses,
-    FileIODisplay,
-    Tool,
-    ToolContext,
-    ToolExecution,
-    ToolResult,
-    ToolTraits,
-    describe,
-)
+from deftly.contract import ToolExecution, ToolResult, ToolTraits, describe
 from deftly.env.base import ExecEnv
 from deftly.execution.result_builder import MARKER
-from deftly.policy import (
-    PathOp,
-    Workspace,
-    glob_rule_matcher,
-    literal_rule,
-    sensitive_reason,
-)
-from deftly.tools.file.common import missing_message, os_error_message, shown_path
-from deftly.tools.file.ripgrep import (
-    VCS_DIRS,
-    BadPattern,
-    RgRun,
-    RipgrepMissing,
-    glob_filter,
-    locate_rg,
-    run_rg,
-)
+from deftly.policy import Workspace, sensitive_reason
+from deftly.tools.file.common import shown_path
+from deftly.tools.file.ripgrep import VCS_DIRS, BadPattern, RgRun, glob_filter, one_thread, run_rg
+from deftly.tools.file.search import SearchTool
 from deftly.tools.file.secret_globs import glob_args, may_hold_secrets, secret_globs
 
 OutputMode = Literal["files_with_matches", "content", "count_matches"]
@@ -150,17 +127,11 @@ class _Page:
         self.total += 1
 
 
-class GrepTool(Tool[GrepParams]):
+class GrepTool(SearchTool[GrepParams]):
     name = "Grep"
     params = GrepParams
     description = describe("grep.md")
     traits = ToolTraits(read_only=True, idempotent=True)
-
-    def __init__(self, env: ExecEnv, workspace: Workspace, config: FilesConfig):
-        self.env = env
-        self.workspace = workspace
-        self.config = config
-        self._rg: str | None = None
 
     def description_vars(self) -> Mapping[str, object]:
         c = self.config
@@ -173,20 +144,14 @@ class GrepTool(Tool[GrepParams]):
         }
 
     def resolve(self, args: GrepParams) -> ToolExecution:
-        if args.path is None:
-            target = self.workspace.cwd or self.workspace.root
-        else:
-            target = self.workspace.resolve(args.path, PathOp.SEARCH, check_sensitive=True)
         where = args.path if args.path is not None else "the working directory"
-        return ToolExecution(
-            accesses=Accesses.search_tree(target),
-            display=FileIODisplay(
-                operation="grep", path=str(target), detail=f"pattern: {args.pattern}"
-            ),
+        return self.search_execution(
+            args.pattern,
+            args.path,
+            partial(self._run, args),
+            operation="grep",
+            detail=f"pattern: {args.pattern}",
             description=f"Searching for {args.pattern!r} in {where}",
-            approval_rule=literal_rule(self.name, args.pattern),
-            matches_rule=glob_rule_matcher(args.pattern),
-            execute=partial(self._run, args, target),
         )
 
     # -- the rg command line -------------------------------------------------------------
@@ -230,24 +195,15 @@ class GrepTool(Tool[GrepParams]):
 
     # -- running -------------------------------------------------------------------------
 
-    async def _run(self, args: GrepParams, target: Path, ctx: ToolContext) -> ToolResult:
+    async def _run(self, args: GrepParams, target: Path) -> ToolResult:
         raw = args.path if args.path is not None else "."
-        try:
-            st = self.env.stat(target)
-        except (FileNotFoundError, NotADirectoryError):
-            return ToolResult.error(missing_message(self.env, raw, target, self.workspace))
-        except OSError as exc:
-            return ToolResult.error(os_error_message(raw, exc, "search"))
+        st = self.stat_target(raw, target)
         if not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
             return ToolResult.error(f'"{raw}" is neither a file nor a directory.')
-        try:
-            rg = self._rg or locate_rg(self.env, self.config.rg_path)
-        except RipgrepMissing as exc:
-            return ToolResult.error(str(exc))
-        self._rg = rg
+        rg = self.find_rg()
         cwd = target if stat.S_ISDIR(st.st_mode) else target.parent
         try:
-            with contextlib.ExitStack() as stack:
+            with self.starting_rg(rg), contextlib.ExitStack() as stack:
                 narrowing = (
                     stack.enter_context(glob_filter(self.env, args.glob))
                     if args.glob is not None
@@ -255,15 +211,10 @@ class GrepTool(Tool[GrepParams]):
                 )
                 argv = self.rg_argv(rg, args, target, narrowing)
                 search = await self._search(args, argv, cwd)
-                if search.run.failed and _resource_busy(search.run) and not search.records:
-                    search = await self._search(args, [rg, "-j", "1", *argv[1:]], cwd)
+                if search.run.out_of_threads and not search.records:
+                    search = await self._search(args, one_thread(argv), cwd)
         except BadPattern as exc:
             return ToolResult.error(f"The glob {args.glob!r} cannot be used: {exc}.")
-        except FileNotFoundError:
-            self._rg = None
-            return ToolResult.error(str(RipgrepMissing(f"rg vanished: {rg}")))
-        except OSError as exc:
-            return ToolResult.error(f"Could not start ripgrep ({rg}): {exc.strerror or exc}.")
         if search.run.glob_error:
             return ToolResult.error(
                 f"Grep failed: the glob {args.glob!r} is not valid; ripgrep said: "
@@ -639,7 +590,3 @@ class _Needles:
         haystack = text.lower() if self.ignore_case else text
         hits = [found for piece in self.pieces if (found := haystack.find(piece)) >= 0]
         return min(hits) if hits else -1
-
-
-def _resource_busy(run: RgRun) -> bool:
-    return "os error 11" in run.stderr or "Resource temporarily unavailable" in run.stderr

@@ -8,10 +8,8 @@ file identity, and are skipped for files too big to scan quickly.
 
 from __future__ import annotations
 
-import asyncio
 import io
 import os
-import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import partial
@@ -23,20 +21,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.functional_validators import AfterValidator
 
 from deftly.config.files import FilesConfig
-from deftly.contract import (
-    Accesses,
-    FileIODisplay,
-    Tool,
-    ToolContext,
-    ToolExecution,
-    ToolResult,
-    ToolTraits,
-    describe,
-)
+from deftly.contract import ToolExecution, ToolResult, ToolTraits, describe
 from deftly.env.base import ExecEnv
 from deftly.execution.result_builder import MARKER
-from deftly.policy import PathOp, Workspace, literal_rule
-from deftly.tools.file.common import human_size, locate_file, missing_message, os_error_message
+from deftly.policy import Workspace
+from deftly.tools.file.base import FileToolFailed, TrackedFileTool
+from deftly.tools.file.common import human_size
 from deftly.tools.file.encoding import (
     SNIFF_BYTES,
     UTF8_BOM,
@@ -95,10 +85,6 @@ class ReadParams(BaseModel):
     )
 
 
-class ReadFailed(Exception):
-    """A Read that ends in an error result (the message is for the model)."""
-
-
 @dataclass
 class _Rendered:
     lines: list[str] = field(default_factory=list)
@@ -116,19 +102,17 @@ class _Outcome:
     tail_relative: bool = False
 
 
-class ReadTool(Tool[ReadParams]):
+class ReadTool(TrackedFileTool[ReadParams]):
     name = "Read"
     params = ReadParams
     description = describe("read.md")
     traits = ToolTraits(read_only=True, idempotent=True)
+    action = "read"
 
     def __init__(
         self, env: ExecEnv, workspace: Workspace, config: FilesConfig, tracker: FileTracker
     ):
-        self.env = env
-        self.workspace = workspace
-        self.config = config
-        self.tracker = tracker
+        super().__init__(env, workspace, config, tracker)
         self.indexes = LineIndexCache()
 
     def description_vars(self) -> Mapping[str, object]:
@@ -144,48 +128,27 @@ class ReadTool(Tool[ReadParams]):
         }
 
     def resolve(self, args: ReadParams) -> ToolExecution:
-        path, matcher = locate_file(self.workspace, args.path, PathOp.READ)
-        return ToolExecution(
-            accesses=Accesses.read_file(path),
-            display=FileIODisplay(operation="read", path=str(path)),
-            description=f"Reading {args.path}",
-            approval_rule=literal_rule(self.name, path),
-            matches_rule=matcher,
-            execute=partial(self._execute, args, path),
-        )
-
-    async def _execute(self, args: ReadParams, path: Path, ctx: ToolContext) -> ToolResult:
-        return await asyncio.to_thread(self.read, args, path)
+        return self.file_execution(args.path, partial(self._read, args), f"Reading {args.path}")
 
     # -- the work (synchronous; runs in a worker thread) -------------------------------------
 
     def read(self, args: ReadParams, path: Path) -> ToolResult:
-        """Read a window of `path` (already resolved by the path policy)."""
-        raw = args.path
-        try:
-            return self._read(args, raw, path)
-        except ReadFailed as exc:
-            return ToolResult.error(str(exc))
-        except FileNotFoundError:
-            return ToolResult.error(missing_message(self.env, raw, path, self.workspace))
-        except OSError as exc:
-            return ToolResult.error(os_error_message(raw, exc, "read"))
+        """Read a window of `path` (already resolved by the path policy), in this thread."""
+        return self.run_work(args.path, path, partial(self._read, args))
 
-    def _read(self, args: ReadParams, raw: str, path: Path) -> ToolResult:
-        try:
-            st = self.env.stat(path)
-        except NotADirectoryError:
-            raise FileNotFoundError(path) from None
-        if stat.S_ISDIR(st.st_mode):
-            raise ReadFailed(
+    def _read(self, args: ReadParams, path: Path) -> ToolResult:
+        raw = args.path
+        self.regular_file(
+            path,
+            directory=(
                 f'"{raw}" is a directory, not a file. To see what it holds, use Glob with '
                 f'path "{raw}" (pattern "*" for its files, "**/*" for everything below it).'
-            )
-        if not stat.S_ISREG(st.st_mode):
-            raise ReadFailed(
+            ),
+            special=(
                 f'"{raw}" is not a regular file (it is a device, a socket or a pipe), so '
                 "Read will not open it: reading it could block or never end."
-            )
+            ),
+        )
         with self.env.open_read(path) as handle:
             before = self.env.stat_handle(handle)
             header = handle.read(SNIFF_BYTES)
@@ -207,7 +170,7 @@ class ReadTool(Tool[ReadParams]):
             digest = self._digest(path, handle, before)
             after = self.env.stat_handle(handle)
         if (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns):
-            raise ReadFailed(
+            raise FileToolFailed(
                 f'"{raw}" changed while it was being read (another program is writing it). '
                 "Read it again."
             )
@@ -228,24 +191,24 @@ class ReadTool(Tool[ReadParams]):
     def _check_kind(self, raw: str, path: Path, header: bytes, size: int) -> Sniff:
         kind = detect_file_type(path, header, "text")
         if kind.kind == "image":
-            raise ReadFailed(
+            raise FileToolFailed(
                 f'"{raw}" is an image ({kind.mime}); Read shows only text. '
                 "Use ReadMediaFile to look at it."
             )
         if kind.kind == "video":
-            raise ReadFailed(
+            raise FileToolFailed(
                 f'"{raw}" is a video ({kind.mime}); Read shows only text, and no tool here '
                 "plays video. To look at it, extract frames with Bash (e.g. `ffmpeg -i "
                 f'"{raw}" -vf fps=1 frame_%03d.png`) and open them with ReadMediaFile.'
             )
         sniff = sniff_encoding(header, complete=size <= len(header))
         if sniff.kind == "binary":
-            raise ReadFailed(_binary_message(raw, kind.mime))
+            raise FileToolFailed(_binary_message(raw, kind.mime))
         if sniff.kind == "undecodable":
-            raise ReadFailed(_undecodable_message(raw))
+            raise FileToolFailed(_undecodable_message(raw))
         if sniff.is_utf16 and size > self.config.read_utf16_max_bytes:
             name = describe_encoding(sniff.kind)
-            raise ReadFailed(
+            raise FileToolFailed(
                 f'"{raw}" is {name} text, {human_size(size)}: too large to transcode (the '
                 f"limit is {human_size(self.config.read_utf16_max_bytes)}). Convert it to "
                 f'UTF-8 first, e.g. `iconv -f {name.replace(" ", "")} -t UTF-8 "{raw}" > '
@@ -260,10 +223,10 @@ class ReadTool(Tool[ReadParams]):
             text = data.decode(sniff.kind, "strict")
         except UnicodeDecodeError:
             if not sniff.bom:  # UTF-16 guessed from zero bytes alone: binary after all
-                raise ReadFailed(_binary_message(raw, "application/octet-stream")) from None
-            raise ReadFailed(_undecodable_message(raw)) from None
+                raise FileToolFailed(_binary_message(raw, "application/octet-stream")) from None
+            raise FileToolFailed(_undecodable_message(raw)) from None
         if "\0" in text:
-            raise ReadFailed(_binary_message(raw, "application/octet-stream"))
+            raise FileToolFailed(_binary_message(raw, "application/octet-stream"))
         return io.BytesIO(text.encode("utf-8", "surrogatepass"))
 
     # -- finding and rendering the window ------------------------------------------------
@@ -357,10 +320,10 @@ class ReadTool(Tool[ReadParams]):
             text = joined.decode("utf-8")
         except UnicodeDecodeError as exc:
             line = first + joined.count(b"\n", 0, exc.start)
-            raise ReadFailed(_invalid_line_message(raw, line)) from None
+            raise FileToolFailed(_invalid_line_message(raw, line)) from None
         if "\0" in text:
             line = first + text.count("\n", 0, text.index("\0"))
-            raise ReadFailed(_binary_message(raw, "application/octet-stream", line))
+            raise FileToolFailed(_binary_message(raw, "application/octet-stream", line))
         if style == "crlf":
             text = text.replace("\r\n", "\n")
             if window.terminated and text.endswith("\r"):

@@ -2,30 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
-import stat
 from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from deftly.config.files import FilesConfig
-from deftly.contract import (
-    Accesses,
-    FileIODisplay,
-    ImagePart,
-    TextPart,
-    Tool,
-    ToolContext,
-    ToolExecution,
-    ToolResult,
-    ToolTraits,
-    describe,
-)
-from deftly.env.base import ExecEnv
-from deftly.policy import PathOp, Workspace, literal_rule
-from deftly.tools.file.common import human_size, locate_file, missing_message, os_error_message
+from deftly.contract import ImagePart, TextPart, ToolExecution, ToolResult, ToolTraits, describe
+from deftly.tools.file.base import FileToolFailed, SingleFileTool
+from deftly.tools.file.common import human_size
 from deftly.tools.file.encoding import SNIFF_BYTES
 from deftly.tools.file.filetype import detect_file_type
 from deftly.tools.file.media import (
@@ -65,20 +50,12 @@ class ReadMediaParams(BaseModel):
     )
 
 
-class MediaFailed(Exception):
-    """A call that ends in an error result."""
-
-
-class ReadMediaFileTool(Tool[ReadMediaParams]):
+class ReadMediaFileTool(SingleFileTool[ReadMediaParams]):
     name = "ReadMediaFile"
     params = ReadMediaParams
     description = describe("read_media.md")
     traits = ToolTraits(read_only=True, idempotent=True)
-
-    def __init__(self, env: ExecEnv, workspace: Workspace, config: FilesConfig):
-        self.env = env
-        self.workspace = workspace
-        self.config = config
+    action = "read"
 
     def description_vars(self) -> Mapping[str, object]:
         c = self.config
@@ -90,48 +67,30 @@ class ReadMediaFileTool(Tool[ReadMediaParams]):
         }
 
     def resolve(self, args: ReadMediaParams) -> ToolExecution:
-        path, matcher = locate_file(self.workspace, args.path, PathOp.READ)
-        return ToolExecution(
-            accesses=Accesses.read_file(path),
-            display=FileIODisplay(operation="read", path=str(path), detail="media"),
-            description=f"Viewing {args.path}",
-            approval_rule=literal_rule(self.name, path),
-            matches_rule=matcher,
-            execute=partial(self._execute, args, path),
+        return self.file_execution(
+            args.path, partial(self._read, args), f"Viewing {args.path}", detail="media"
         )
 
-    async def _execute(self, args: ReadMediaParams, path: Path, ctx: ToolContext) -> ToolResult:
-        return await asyncio.to_thread(self.read, args, path)
-
     def read(self, args: ReadMediaParams, path: Path) -> ToolResult:
-        try:
-            return self._read(args, path)
-        except MediaFailed as exc:
-            return ToolResult.error(str(exc))
-        except FileNotFoundError:
-            return ToolResult.error(missing_message(self.env, args.path, path, self.workspace))
-        except OSError as exc:
-            return ToolResult.error(os_error_message(args.path, exc, "read"))
+        """Show the image at `path` (already resolved by the path policy), in this thread."""
+        return self.run_work(args.path, path, partial(self._read, args))
 
     def _read(self, args: ReadMediaParams, path: Path) -> ToolResult:
         raw = args.path
         c = self.config
-        try:
-            st = self.env.stat(path)
-        except NotADirectoryError:
-            raise FileNotFoundError(path) from None
-        if stat.S_ISDIR(st.st_mode):
-            raise MediaFailed(f'"{raw}" is a directory. Use Glob to find images in it.')
-        if not stat.S_ISREG(st.st_mode):
-            raise MediaFailed(f'"{raw}" is not a regular file.')
+        st = self.regular_file(
+            path,
+            directory=f'"{raw}" is a directory. Use Glob to find images in it.',
+            special=f'"{raw}" is not a regular file.',
+        )
         with self.env.open_read(path) as handle:
             header = handle.read(SNIFF_BYTES)
             kind = detect_file_type(path, header, "media")
             self._check_kind(raw, path, kind.kind, kind.mime)
             if st.st_size == 0:
-                raise MediaFailed(f'"{raw}" is empty (0 bytes).')
+                raise FileToolFailed(f'"{raw}" is empty (0 bytes).')
             if st.st_size > c.media_max_bytes:
-                raise MediaFailed(
+                raise FileToolFailed(
                     f'"{raw}" is {human_size(st.st_size)}, more than the '
                     f"{human_size(c.media_max_bytes)} ReadMediaFile opens. Make a smaller copy "
                     "with Bash first (e.g. ImageMagick: `magick in.png -resize 2000x2000 "
@@ -157,7 +116,7 @@ class ReadMediaFileTool(Tool[ReadMediaParams]):
                 region=region,
             )
         except ImageError as exc:
-            raise MediaFailed(
+            raise FileToolFailed(
                 f'Cannot show "{raw}": {exc}. Nothing was sent. Do not retry unchanged: make '
                 "a smaller copy or crop with Bash (e.g. ImageMagick `magick`) and read that."
             ) from None
@@ -169,21 +128,21 @@ class ReadMediaFileTool(Tool[ReadMediaParams]):
 
     def _check_kind(self, raw: str, path: Path, kind: str, mime: str) -> None:
         if kind == "text":
-            raise MediaFailed(f'"{raw}" is a text file. Use Read to read it.')
+            raise FileToolFailed(f'"{raw}" is a text file. Use Read to read it.')
         if kind == "video":
-            raise MediaFailed(
+            raise FileToolFailed(
                 f'"{raw}" is a video ({mime}); only images can be shown. Extract frames with '
                 f'Bash, e.g. `ffmpeg -i "{raw}" -vf fps=1 frame_%03d.png`, and read those.'
             )
         if kind != "image":
-            raise MediaFailed(
+            raise FileToolFailed(
                 f'"{raw}" is not an image deftly recognises (PNG, JPEG, GIF or WebP). Use Read '
                 "for text files; for other formats (PDF, archives...) use a converter through "
                 "Bash."
             )
         if mime not in ACCEPTED_MIMES:
             target = path.with_suffix(".png").name
-            raise MediaFailed(
+            raise FileToolFailed(
                 f'"{raw}" is a {mime} image; models accept only PNG, JPEG, GIF and WebP. '
                 f'Convert it with Bash, then read the copy: with ImageMagick `magick "{raw}" '
                 f'"{target}"`; on macOS `sips -s format png "{raw}" --out "{target}"`'

@@ -138,6 +138,13 @@ class RgRun:
                 return "error parsing glob" + line.split("error parsing glob", 1)[1]
         return None
 
+    @property
+    def out_of_threads(self) -> bool:
+        """Did rg fail for want of a thread (EAGAIN)? One more run on one thread may work."""
+        return self.failed and (
+            "os error 11" in self.stderr or "Resource temporarily unavailable" in self.stderr
+        )
+
     def error_summary(self) -> str:
         """rg's own error, in its words: the last `error:` line, else the last line."""
         lines = [line.strip() for line in self.stderr.splitlines() if line.strip()]
@@ -145,6 +152,11 @@ class RgRun:
             if line.lower().startswith(("error:", "rg: error")):
                 return line
         return lines[-1] if lines else f"ripgrep exited with code {self.returncode}"
+
+
+def one_thread(argv: Sequence[str]) -> list[str]:
+    """The same rg command line, run on a single thread."""
+    return [argv[0], "-j", "1", *argv[1:]]
 
 
 Consumer = Callable[[list[bytes]], bool]

@@ -18,6 +18,11 @@ from pathlib import Path
 from threading import Lock
 
 
+def same_stat(a: os.stat_result, b: os.stat_result) -> bool:
+    """Do two stats of a file show it unchanged (same size, mtime and inode)?"""
+    return (a.st_size, a.st_mtime_ns, a.st_ino) == (b.st_size, b.st_mtime_ns, b.st_ino)
+
+
 @dataclass(frozen=True, slots=True)
 class Stamp:
     size: int

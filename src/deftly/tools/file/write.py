@@ -9,11 +9,9 @@ back if it fails.
 
 from __future__ import annotations
 
-import asyncio
 import errno
 import os
 import stat
-from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
 from io import BufferedIOBase
@@ -22,21 +20,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from deftly.config.files import FilesConfig
-from deftly.contract import (
-    Accesses,
-    FileIODisplay,
-    Tool,
-    ToolContext,
-    ToolExecution,
-    ToolResult,
-    ToolTraits,
-    describe,
-)
-from deftly.env.base import ExecEnv
-from deftly.policy import PathOp, Workspace, literal_rule
-from deftly.tools.file.common import locate_file, os_error_message, shown_path
-from deftly.tools.file.edit import stale_message
+from deftly.contract import ToolExecution, ToolResult, ToolTraits, describe
+from deftly.tools.file.base import FileToolFailed, TrackedFileTool
+from deftly.tools.file.common import os_error_message, shown_path, stale_message
 from deftly.tools.file.encoding import (
     SNIFF_BYTES,
     EncodingName,
@@ -45,7 +31,7 @@ from deftly.tools.file.encoding import (
     sniff_encoding,
 )
 from deftly.tools.file.line_endings import EndingCounter, Style, ending_stats, materialize
-from deftly.tools.file.tracker import FileTracker
+from deftly.tools.file.tracker import same_stat
 
 APPEND_PROBE_BYTES = 64 * 1024
 _SCAN_CHUNK = 1 << 20
@@ -65,10 +51,6 @@ class WriteParams(BaseModel):
             "is added at the end (no line break is added for you)."
         ),
     )
-
-
-class WriteFailed(Exception):
-    """A write that ends in an error result; the file was not touched."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,45 +76,27 @@ class Format:
         return out
 
 
-class WriteTool(Tool[WriteParams]):
+class WriteTool(TrackedFileTool[WriteParams]):
     name = "Write"
     params = WriteParams
     description = describe("write.md")
     traits = ToolTraits(destructive=True)
-
-    def __init__(
-        self, env: ExecEnv, workspace: Workspace, config: FilesConfig, tracker: FileTracker
-    ):
-        self.env = env
-        self.workspace = workspace
-        self.config = config
-        self.tracker = tracker
-
-    def description_vars(self) -> Mapping[str, object]:
-        return {}
+    action = "write"
 
     def resolve(self, args: WriteParams) -> ToolExecution:
-        path, matcher = locate_file(self.workspace, args.path, PathOp.WRITE)
         verb = "Appending to" if args.mode == "append" else "Writing"
-        return ToolExecution(
-            accesses=Accesses.write_file(path),
-            display=FileIODisplay(operation="write", path=str(path), content=args.content),
-            description=f"{verb} {args.path}",
-            approval_rule=literal_rule(self.name, path),
-            matches_rule=matcher,
-            execute=partial(self._execute, args, path),
+        return self.file_execution(
+            args.path, partial(self._write, args), f"{verb} {args.path}", content=args.content
         )
 
-    async def _execute(self, args: WriteParams, path: Path, ctx: ToolContext) -> ToolResult:
-        return await asyncio.to_thread(self.write, args, path)
-
     def write(self, args: WriteParams, path: Path) -> ToolResult:
-        try:
-            return self._write(args, path)
-        except WriteFailed as exc:
-            return ToolResult.error(str(exc))
-        except OSError as exc:
-            return ToolResult.error(os_error_message(args.path, exc, "write"))
+        """Write `path` (already resolved by the path policy), in this thread."""
+        return self.run_work(args.path, path, partial(self._write, args))
+
+    def missing(self, raw: str, path: Path, exc: FileNotFoundError) -> str:
+        # Write creates a missing file and its directories; a FileNotFoundError means
+        # something on the way vanished meanwhile, which the OS error says.
+        return os_error_message(raw, exc, self.action)
 
     def _write(self, args: WriteParams, path: Path) -> ToolResult:
         raw = args.path
@@ -158,13 +122,13 @@ class WriteTool(Tool[WriteParams]):
         except FileNotFoundError:
             return None
         except NotADirectoryError:
-            raise WriteFailed(self._parent_not_dir(raw, path)) from None
+            raise FileToolFailed(self._parent_not_dir(raw, path)) from None
         if stat.S_ISDIR(st.st_mode):
-            raise WriteFailed(
+            raise FileToolFailed(
                 f'"{raw}" is a directory; Write writes files. Give the path of a file inside it.'
             )
         if not stat.S_ISREG(st.st_mode):
-            raise WriteFailed(f'"{raw}" is not a regular file (a device, socket or pipe).')
+            raise FileToolFailed(f'"{raw}" is not a regular file (a device, socket or pipe).')
         return st
 
     def _unchanged_since(self, raw: str, path: Path, before: os.stat_result) -> None:
@@ -173,12 +137,8 @@ class WriteTool(Tool[WriteParams]):
             now = self.env.stat(path)
         except FileNotFoundError:
             return
-        if (now.st_size, now.st_mtime_ns, now.st_ino) != (
-            before.st_size,
-            before.st_mtime_ns,
-            before.st_ino,
-        ):
-            raise WriteFailed(
+        if not same_stat(now, before):
+            raise FileToolFailed(
                 f'"{raw}" changed while it was being written (another program wrote to it); '
                 "nothing was written. Read it again before replacing it."
             )
@@ -204,10 +164,10 @@ class WriteTool(Tool[WriteParams]):
         try:
             self.env.make_dirs(path.parent)
         except (FileExistsError, NotADirectoryError):
-            raise WriteFailed(self._parent_not_dir(raw, path)) from None
+            raise FileToolFailed(self._parent_not_dir(raw, path)) from None
         except OSError as exc:
             if exc.errno in (errno.EACCES, errno.EPERM):
-                raise WriteFailed(
+                raise FileToolFailed(
                     f'Cannot create the directory for "{raw}" ({path.parent}): permission '
                     "denied. Choose a path where this process may write."
                 ) from None
@@ -226,10 +186,10 @@ class WriteTool(Tool[WriteParams]):
             if needs_content:
                 data = handle.read()
                 if self.tracker.is_stale(path, st, data):
-                    raise WriteFailed(stale_message(raw, "overwritten"))
+                    raise FileToolFailed(stale_message(raw, "overwritten"))
                 return _format_of(data)
             if self.tracker.is_stale(path, st):
-                raise WriteFailed(stale_message(raw, "overwritten"))
+                raise FileToolFailed(stale_message(raw, "overwritten"))
             return _scan_format(handle)
 
     def _append(
