@@ -59,6 +59,21 @@ def marked_sleep(marker: str, seconds: int = 30) -> str:
     return f"exec -a {marker} sleep {seconds}"
 
 
+def exec_started(marker: str) -> bool:
+    """Whether a process already runs *as* `marker` (argv[0]): the `exec` in
+    `marked_sleep` happened, so everything the shell did before it (a `trap`) is in place.
+    (`processes_with` also matches the shell itself, whose command line holds the marker.)"""
+    needle = marker.encode() + b"\0"
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                if Path(f"/proc/{name}/cmdline").read_bytes().startswith(needle):
+                    return True
+            except OSError:
+                continue
+    return False
+
+
 async def eventually(predicate: Callable[[], bool], seconds: float = 15.0) -> bool:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:

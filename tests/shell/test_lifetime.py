@@ -16,6 +16,7 @@ from deftly.env import LocalEnv
 from deftly.tools.shell import TaskStatus
 from tests.shell.conftest import (
     eventually,
+    exec_started,
     marked_sleep,
     new_marker,
     processes_with,
@@ -126,7 +127,7 @@ async def test_term_ignoring_process_gets_sigkill_after_the_grace(shell: Any) ->
         {"command": f"trap '' TERM; {marked_sleep(marker)}", "run_in_background": True},
     )
     task_id = task_id_in(result.text)
-    assert await eventually(lambda: bool(processes_with(marker)))
+    assert await eventually(lambda: exec_started(marker))  # the TERM trap is set by then
     start = time.monotonic()
     stopped = await rt.call("TaskStop", {"task_id": task_id})
     assert time.monotonic() - start < 10
@@ -152,7 +153,7 @@ async def test_cancelling_the_call_task_still_kills_the_process(shell: Any) -> N
     call = asyncio.ensure_future(
         rt.call("Bash", {"command": f"trap '' TERM; {marked_sleep(marker)}"})
     )
-    assert await eventually(lambda: bool(processes_with(marker)))
+    assert await eventually(lambda: exec_started(marker))
     call.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await call
