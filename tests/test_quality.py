@@ -19,8 +19,8 @@ ALLOWED = {
     "registry": {"contract", "policy"},
     "execution": {"contract", "policy", "registry"},
     "tools": {"contract", "policy", "env", "execution", "registry", "config"},
-    "skills": {"contract", "policy", "config"},
-    "mcp": {"contract", "policy", "registry", "execution", "config", "env", "skills"},
+    "skills": {"contract", "config"},
+    "mcp": {"contract", "policy", "registry", "execution", "config", "skills"},
 }
 
 
