@@ -102,6 +102,23 @@ async def test_a_process_that_changed_group_quietly_is_stopped_at_close(shell: A
     assert not processes_with(marker)
 
 
+def test_a_process_started_in_the_same_tick_as_the_mark_counts_as_before_it() -> None:
+    # The sweep at close only stops processes that started at or before the moment their
+    # command ended; a stray spawned in the last clock tick must not slip through.
+    env = LocalEnv()
+    late = []
+    for _ in range(200):
+        proc = subprocess.Popen(["sleep", "5"], start_new_session=True)
+        try:
+            mark = env.process_mark()
+            if env.stray_processes({proc.pid: mark}) != {proc.pid: [proc.pid]}:
+                late.append(proc.pid)
+        finally:
+            proc.kill()
+            proc.wait()
+    assert late == []
+
+
 def test_stray_processes_are_told_apart_from_a_reused_session_id() -> None:
     env = LocalEnv()
     marker = new_marker()

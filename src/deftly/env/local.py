@@ -11,6 +11,7 @@ import stat
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -194,12 +195,16 @@ class LocalEnv(ExecEnv):
         return found
 
     def process_mark(self) -> int:
+        # Start times in /proc/<pid>/stat are CLOCK_BOOTTIME in clock ticks, truncated.
+        # Reading the same clock in integers keeps a process started in this very tick at
+        # or before the mark (the float of /proc/uptime times 100 can land one tick short);
+        # one tick of slack covers the kernel rounding the other way.
         try:
-            with open("/proc/uptime", "rb") as handle:
-                uptime = float(handle.read().split()[0])
-        except (OSError, ValueError, IndexError):
+            ticks_per_second = os.sysconf("SC_CLK_TCK")
+            now = time.clock_gettime_ns(time.CLOCK_BOOTTIME)
+        except (OSError, ValueError, AttributeError):
             return 0
-        return int(uptime * os.sysconf("SC_CLK_TCK"))
+        return now * ticks_per_second // 1_000_000_000 + 1
 
     def stray_processes(self, sessions: Mapping[int, int]) -> dict[int, list[int]]:
         if not sessions:
