@@ -33,6 +33,7 @@ from deftly.tools.file.secret_globs import glob_args, may_hold_secrets, secret_g
 
 OutputMode = Literal["files_with_matches", "content", "count_matches"]
 RG_MAX_COLUMNS = 65_536
+STAT_BATCH = 1_000
 _RG_PREVIEW_MARK = b" [... omitted end of long line]"
 
 
@@ -254,20 +255,17 @@ class GrepTool(SearchTool[GrepParams]):
         return search
 
     async def _sort_newest_first(self, search: _Search) -> None:
-        """Order matching files by modification time (newest first), then page them."""
-        times: list[float] = []
-        for job in search.mtime_jobs:
-            times.extend(await job)
-        paths = search.paths
-        order = sorted(range(len(paths)), key=times.__getitem__, reverse=True)
+        """Order matching files by modification time (newest first, ties in rg's order),
+        then keep the requested page of them."""
+        times = await search.mtimes()
+        order = sorted(range(len(search.paths)), key=times.__getitem__, reverse=True)
         page = search.page
-        page.items = []
-        page.total = 0
-        for i in order:
-            if page.full:
-                page.total += 1
-            else:
-                page.add(shown_path(Path(os.fsdecode(paths[i])), self.workspace))
+        end = None if page.limit is None else page.offset + page.limit
+        page.items = [
+            shown_path(Path(os.fsdecode(search.paths[i])), self.workspace)
+            for i in order[page.offset : end]
+        ]
+        page.total = len(order)
 
     # -- the result ----------------------------------------------------------------------
 
@@ -397,6 +395,7 @@ class _Search:
     count_files: int = 0
     paths: list[bytes] = field(default_factory=list)
     mtime_jobs: list[asyncio.Future[list[float]]] = field(default_factory=list)
+    _statted: int = 0
     _last_checked: bytes = b""
     _last_shown: tuple[bytes, str] = (b"", "")
 
@@ -450,9 +449,24 @@ class _Search:
         batch = [record for record in records if record]
         if batch:
             self.paths.extend(batch)
-            # Stat while rg is still searching: the sort then costs little at the end.
+            self._stat_pending(final=False)
+
+    def _stat_pending(self, *, final: bool) -> None:
+        """Stat the files found so far in a worker thread while rg goes on searching, in
+        batches large enough that handing them over costs little."""
+        pending = len(self.paths) - self._statted
+        if pending and (final or pending >= STAT_BATCH):
+            batch = self.paths[self._statted :]
+            self._statted = len(self.paths)
             loop = asyncio.get_running_loop()
             self.mtime_jobs.append(loop.run_in_executor(None, self.env.mtimes, batch))
+
+    async def mtimes(self) -> list[float]:
+        self._stat_pending(final=True)
+        times: list[float] = []
+        for job in self.mtime_jobs:
+            times.extend(await job)
+        return times
 
     def _add_count(self, record: bytes) -> None:
         raw_path, sep, payload = record.rpartition(b"\0")
