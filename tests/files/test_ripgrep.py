@@ -190,3 +190,11 @@ def test_the_cheap_precheck_never_misses_a_secret() -> None:
     for name in SECRET_NAMES:
         assert may_hold_secrets(f"some/dir/{name}".encode()), name
     assert not may_hold_secrets(b"src/main.py\0src/lib/util.ts")
+
+
+def test_exclusions_are_combined_into_one_glob_and_refused_when_they_cannot_be() -> None:
+    assert glob_args(("!a", "!b*")) == ["--glob", "!{a,b*}"]
+    assert glob_args(()) == []
+    for unsafe in (("!a,b",), ("!{a}",), ("keep",)):
+        with pytest.raises(ValueError):
+            glob_args(unsafe)

@@ -103,7 +103,13 @@ def may_hold_secrets(blob: bytes) -> bool:
 
 
 def glob_args(globs: tuple[str, ...]) -> list[str]:
-    args: list[str] = []
-    for glob in globs:
-        args.extend(("--glob", glob))
-    return args
+    """rg arguments excluding every name in `globs` (each written `!name`), as a single
+    alternation: rg builds one glob several milliseconds faster than a hundred."""
+    names = [glob.removeprefix("!") for glob in globs]
+    if not names:
+        return []
+    if any(ch in name for name in names for ch in "{},") or any(
+        not glob.startswith("!") for glob in globs
+    ):
+        raise ValueError("only exclusions without braces or commas can be combined")
+    return ["--glob", "!{" + ",".join(names) + "}"]
