@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from deftly import RuleMatch, Runtime
 from deftly.policy import escape_subject, literal_rule, parse_rule
 from deftly.tools.shell.rules import (
-    command_rule_matcher,
+    CommandMatcher,
     harmless_assignment,
     literal_pattern,
     split_command,
@@ -21,12 +21,16 @@ FULL, PARTIAL, NONE = RuleMatch.FULL, RuleMatch.PARTIAL, RuleMatch.NONE
 
 
 def m(command: str, pattern: str) -> RuleMatch:
-    return command_rule_matcher(command)(pattern)
+    return CommandMatcher(command).one(pattern)
+
+
+def together(command: str, *patterns: str) -> RuleMatch:
+    return CommandMatcher(command).together(patterns)
 
 
 def decide(command: str, allow: list[str], deny: list[str]) -> Literal["allow", "deny", "ask"]:
     """The documented semantics: a deny matches on any segment, an allow needs all."""
-    matches = command_rule_matcher(command)
+    matches = CommandMatcher(command).one
     for text in deny:
         rule = parse_rule(text)
         if rule.matches_tool("Bash") and (rule.args is None or matches(rule.args) != NONE):
@@ -190,6 +194,51 @@ def test_long_commands_fall_back_to_the_scanner() -> None:
     assert m(command, "rm *") is PARTIAL
 
 
+def test_separately_allowed_parts_are_covered_together() -> None:
+    assert together("git status | head -5", "git status", "head *") is FULL
+    assert together("git status && rm -rf x", "git status", "head *") is PARTIAL
+    assert together("cd src && make test", "cd *", "make *") is FULL
+    assert together("echo $(whoami) > f", "echo *") is PARTIAL  # whoami is not covered
+    assert together("echo $(whoami) > f", "echo *", "whoami") is FULL
+    # a command the parser could not read for certain is never covered part by part
+    unclosed = "git status | head -5 $("
+    assert together(unclosed, "git status", "head *") is PARTIAL
+
+
+async def test_a_pipeline_of_separately_allowed_commands_runs_without_asking(
+    make_runtime: Any,
+) -> None:
+    # Nobody can be asked (approve_asks=False, no approver): an ask would be refused.
+    allow = ["Bash(echo *)", "Bash(tr *)"]
+    rt: Runtime = await make_runtime(
+        approve_asks=False, config={"permissions": {"allow": allow}}
+    )
+    ran = await rt.call("Bash", {"command": "echo quiet | tr a-z A-Z"})
+    assert not ran.is_error and ran.text.strip() == "QUIET"
+    decision = await rt.explain("Bash", {"command": "echo quiet | tr a-z A-Z"})
+    assert decision.verdict.value == "approve"
+    assert "Bash(echo *)" in decision.reason and "Bash(tr *)" in decision.reason
+    refused = await rt.call("Bash", {"command": "echo quiet | sed s/q/Q/"})
+    assert refused.is_error and "QUIET" not in refused.text
+
+
+async def test_an_ask_rule_on_one_part_still_asks(make_runtime: Any) -> None:
+    config = {"permissions": {"allow": ["Bash(echo *)", "Bash(tr *)"], "ask": ["Bash(tr *)"]}}
+    rt: Runtime = await make_runtime(approve_asks=False, config=config)
+    decision = await rt.explain("Bash", {"command": "echo a | tr a b"})
+    assert decision.verdict.value == "ask" and "Bash(tr *)" in decision.reason
+
+
+async def test_session_approvals_of_each_part_cover_the_whole(make_runtime: Any) -> None:
+    rt: Runtime = await make_runtime(approve_asks=False)
+    rt.permissions.session.add(literal_rule("Bash", "git log -1"))
+    rt.permissions.session.add(literal_rule("Bash", "wc -l"))
+    decision = await rt.explain("Bash", {"command": "git log -1 | wc -l"})
+    assert decision.verdict.value == "approve" and "together" in decision.reason
+    decision = await rt.explain("Bash", {"command": "git log -1 | wc -c"})
+    assert decision.verdict.value == "ask"
+
+
 async def test_matches_rule_through_the_resolved_call(make_runtime: Any) -> None:
     rt: Runtime = await make_runtime(approve_asks=True)
     tool = rt.registry.get("Bash").tool  # type: ignore[union-attr]
@@ -247,6 +296,12 @@ def test_joined_simple_commands_split_back_into_themselves(
     for cmd in commands:
         expected = FULL if all(c == cmd for c in commands) else PARTIAL
         assert m(line, cmd) is expected
+    # all the segments' texts together cover it; leaving one distinct text out does not
+    assert together(line, *commands) is FULL
+    distinct = sorted(set(commands))
+    for left_out in distinct:
+        rest = [c for c in distinct if c != left_out]
+        assert together(line, *rest) is (PARTIAL if rest else NONE)
 
 
 @settings(deadline=None, max_examples=150)

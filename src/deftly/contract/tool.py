@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, ClassVar, Generic, Literal, TypeAlias, TypeVar
@@ -107,6 +107,9 @@ class ToolExecution:
     `accesses=None` means "may touch anything": the call runs alone. `approval_rule` is the
     rule remembered when a person approves the call "for this session"; `matches_rule`
     tells whether the argument part of a rule `Tool(pattern)` covers this call.
+    `matches_rules` is for calls made of parts (a compound shell command): whether several
+    patterns together cover it, each part by at least one of them. Without it, allow
+    rules count one at a time.
     """
 
     execute: Execute
@@ -115,6 +118,7 @@ class ToolExecution:
     display: Display | None = None
     description: str | None = None
     matches_rule: Callable[[str], bool | RuleMatch] | None = None
+    matches_rules: Callable[[Sequence[str]], bool | RuleMatch] | None = None
     stop_batch_after_this: bool = False
 
 

@@ -4,9 +4,11 @@ The chain, first answer wins:
 
  1. deny rules            a deny rule covers the call (fully or partly)    -> deny
  2. auto mode             mode is auto                                     -> approve
- 3. session approvals     a "yes, for this session" covers it fully        -> approve
+ 3. session approvals     a "yes, for this session" covers it fully (or    -> approve
+                          several cover its parts together)
  4. ask rules             an ask rule covers it (fully or partly)          -> ask
- 5. allow rules           an allow rule covers it fully                    -> approve
+ 5. allow rules           an allow rule covers it fully, or allow rules    -> approve
+                          and session approvals cover its parts together
  6. secret or .git paths  it touches a secret file or git's control files  -> ask
  7. yolo mode             mode is yolo                                     -> approve
  8. read-only inside      a read-only tool touching only the workspace     -> approve
@@ -32,7 +34,13 @@ from deftly.policy.paths import Workspace, real_path
 from deftly.policy.permissions.decision import Link, PermissionDecision, Step, Verdict
 from deftly.policy.permissions.git import GitTree, find_git_tree, has_git_component, is_within
 from deftly.policy.permissions.modes import Mode, parse_mode
-from deftly.policy.permissions.rulebook import RuleBook, RuleHit, RuleKind, SessionApprovals
+from deftly.policy.permissions.rulebook import (
+    RuleBook,
+    RuleHit,
+    RuleKind,
+    SessionApprovals,
+    joint_allow_hit,
+)
 from deftly.policy.sensitive import private_key_reason, sensitive_reason
 
 GIT_WRITE_TOOLS = frozenset({"Write", "Edit"})
@@ -208,9 +216,15 @@ class PermissionEngine:
         return f"the mode is {call.mode}"
 
     def _session_approvals(self, call: _Call) -> _Answer | None:
-        hit = self.session.first_hit(call.tool, call.execution)
+        hit = self.session.first_hit(call.tool, call.execution) or joint_allow_hit(
+            self.session.entries, call.tool, call.execution
+        )
         if hit is None:
             return None
+        if hit.together:
+            approved = ", ".join(f'"{entry.text}"' for entry in hit.entries)
+            reason = f"a person approved {approved} for this session; together they cover it"
+            return Verdict.APPROVE, reason, hit
         return Verdict.APPROVE, f'a person approved "{hit.entry.text}" for this session', hit
 
     def _pass_session(self, call: _Call) -> str:
@@ -225,7 +239,14 @@ class PermissionEngine:
         return _none_of(self.rules.of_kind(RuleKind.ASK), "ask rule")
 
     def _allow_rules(self, call: _Call) -> _Answer | None:
-        return self._rule_link(RuleKind.ALLOW, Verdict.APPROVE, call)
+        answer = self._rule_link(RuleKind.ALLOW, Verdict.APPROVE, call)
+        if answer is not None or call.execution.matches_rules is None:
+            return answer
+        # Parts of a compound command may each be allowed by a different rule, or by a
+        # session approval (the ask rules above had their say already).
+        entries = [*self.rules.of_kind(RuleKind.ALLOW), *self.session.entries]
+        hit = joint_allow_hit(entries, call.tool, call.execution)
+        return (Verdict.APPROVE, _rule_reason(hit), hit) if hit is not None else None
 
     def _pass_allow_rules(self, call: _Call) -> str:
         return _none_of(self.rules.of_kind(RuleKind.ALLOW), "allow rule", fully=True)
@@ -331,6 +352,9 @@ class PermissionEngine:
 
 
 def _rule_reason(hit: RuleHit) -> str:
+    if hit.together:
+        rules = "; ".join(entry.describe() for entry in hit.entries)
+        return f"each part of it matches one of these, which together cover it: {rules}"
     partial = (
         " (some parts of the call match it, which is enough for a rule that restricts)"
         if hit.match is RuleMatch.PARTIAL

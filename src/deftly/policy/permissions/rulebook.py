@@ -47,6 +47,12 @@ class RuleHit:
     entry: RuleEntry
     match: RuleMatch
     note: str = ""
+    together: tuple[RuleEntry, ...] = ()
+    """The other rules that, with `entry`, cover the call part by part."""
+
+    @property
+    def entries(self) -> tuple[RuleEntry, ...]:
+        return (self.entry, *self.together)
 
 
 def match_rule(rule: Rule, tool: str, execution: ToolExecution) -> tuple[RuleMatch, str]:
@@ -68,6 +74,33 @@ def match_rule(rule: Rule, tool: str, execution: ToolExecution) -> tuple[RuleMat
     except Exception as exc:
         log.warning("matcher of %s failed on %r", tool, rule.args, exc_info=True)
         return RuleMatch.PARTIAL, f"the tool could not check the pattern ({exc}); fails closed"
+
+
+def joint_allow_hit(
+    entries: Iterable[RuleEntry], tool: str, execution: ToolExecution
+) -> RuleHit | None:
+    """Allow rules that each cover some parts of a call and together cover all of them
+    (`git status | head -5` with `Bash(git status)` and `Bash(head *)`): a hit on the
+    first, naming the others. None when the call has no parts or they do not suffice."""
+    joint = execution.matches_rules
+    if joint is None:
+        return None
+    partial = [
+        entry
+        for entry in entries
+        if entry.rule.args is not None
+        and match_rule(entry.rule, tool, execution)[0] is RuleMatch.PARTIAL
+    ]
+    if len(partial) < 2:
+        return None
+    try:
+        match = RuleMatch.of(joint([entry.rule.args or "" for entry in partial]))
+    except Exception:
+        log.warning("joint matcher of %s failed", tool, exc_info=True)
+        return None
+    if match is not RuleMatch.FULL:
+        return None
+    return RuleHit(partial[0], RuleMatch.FULL, together=tuple(partial[1:]))
 
 
 def covers(kind: RuleKind, match: RuleMatch) -> bool:

@@ -18,7 +18,7 @@ from deftly.policy.paths import Workspace
 from deftly.policy.rules import literal_rule
 from deftly.registry.registry import ToolRegistry
 from deftly.tools.shell.format import format_duration, format_size, record
-from deftly.tools.shell.rules import command_rule_matcher
+from deftly.tools.shell.rules import CommandMatcher
 from deftly.tools.shell.tasks import BackgroundTasks, ShellTask, TaskError, TaskStatus, signal_name
 
 LINE_CHARS = 2_000
@@ -178,10 +178,12 @@ class BashTool(Tool[BashParams]):
                 return await self._background(command, timeout, description)
             return await self._foreground(ctx, command, timeout, description)
 
+        matcher = CommandMatcher(command)
         return ToolExecution(
             execute=run,
             approval_rule=literal_rule(self.name, command),
-            matches_rule=command_rule_matcher(command),
+            matches_rule=matcher.one,
+            matches_rules=matcher.together,
             accesses=None,
             display=CommandDisplay(command=command, cwd=str(cwd), description=description),
             description=f"{verb}: {_short(command)}",

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -420,31 +420,44 @@ def literal_pattern(pattern: str) -> str | None:
     return "".join(out)
 
 
-def match_command(split: CommandSplit, command: str, pattern: str) -> RuleMatch:
-    literal = literal_pattern(pattern)
-    if literal is not None and literal.strip() == command.strip():
-        return RuleMatch.FULL
+def match_command_jointly(split: CommandSplit, command: str, patterns: Sequence[str]) -> RuleMatch:
+    """FULL when the patterns together cover every simple command (each by at least one),
+    or one of them is the whole command written out; PARTIAL when they cover some."""
+    for pattern in patterns:
+        literal = literal_pattern(pattern)
+        if literal is not None and literal.strip() == command.strip():
+            return RuleMatch.FULL
 
     def hits(forms: Iterable[str]) -> bool:
-        return any(glob_matches(form, pattern) for form in forms)
+        return any(glob_matches(form, pattern) for pattern in patterns for form in forms)
 
     segments = split.segments
     if split.parsed and all(hits(segment.strict) for segment in segments):
         return RuleMatch.FULL
     if any(hits(segment.strict) or hits(segment.loose) for segment in segments):
         return RuleMatch.PARTIAL
-    if glob_matches(command.strip(), pattern):
+    whole = command.strip()
+    if any(glob_matches(whole, pattern) for pattern in patterns):
         return RuleMatch.PARTIAL
     return RuleMatch.NONE
 
 
-def command_rule_matcher(command: str) -> Callable[[str], RuleMatch]:
-    """`ToolExecution.matches_rule` for a shell command (parsed on first use, once)."""
-    cache: list[CommandSplit] = []
+@dataclass
+class CommandMatcher:
+    """`ToolExecution.matches_rule` and `matches_rules` for one shell command (parsed on
+    first use, once)."""
 
-    def matches(pattern: str) -> RuleMatch:
-        if not cache:
-            cache.append(split_command(command))
-        return match_command(cache[0], command, pattern)
+    command: str
+    _split: CommandSplit | None = None
 
-    return matches
+    @property
+    def split(self) -> CommandSplit:
+        if self._split is None:
+            self._split = split_command(self.command)
+        return self._split
+
+    def one(self, pattern: str) -> RuleMatch:
+        return match_command_jointly(self.split, self.command, (pattern,))
+
+    def together(self, patterns: Sequence[str]) -> RuleMatch:
+        return match_command_jointly(self.split, self.command, patterns)
