@@ -21,6 +21,16 @@ FS: Capability = "fs"
 PROCESS: Capability = "process"
 
 
+class PathChanged(OSError):
+    """A path the policy checked now leads elsewhere: a directory on its way (or the file
+    itself) was replaced by a symbolic link or moved between the check and the use."""
+
+    def __init__(self, path: Path, now: str | None = None) -> None:
+        super().__init__(f"{path} no longer leads to the file that was checked")
+        self.path = path
+        self.now = now
+
+
 class ExecEnv(ABC):
     """Everything a tool may do to the machine."""
 
@@ -41,25 +51,33 @@ class ExecEnv(ABC):
     def stat(self, path: Path) -> os.stat_result: ...
 
     @abstractmethod
-    def open_read(self, path: Path) -> io.BufferedIOBase:
-        """A seekable binary handle: tools read windows of big files with seek + read."""
+    def open_read(self, path: Path, *, pinned: bool = False) -> io.BufferedIOBase:
+        """A seekable binary handle: tools read windows of big files with seek + read.
+
+        `pinned`: `path` is a real path (no symbolic links) that the path policy checked;
+        raise PathChanged rather than open what it leads to now, if that is elsewhere.
+        """
 
     @abstractmethod
     def stat_handle(self, handle: io.BufferedIOBase) -> os.stat_result:
         """The stat of an open handle (to notice a file that changes while it is read)."""
 
     @abstractmethod
-    def write_atomic(self, path: Path, data: bytes, *, mode: int | None = None) -> None:
+    def write_atomic(
+        self, path: Path, data: bytes, *, mode: int | None = None, pinned: bool = False
+    ) -> None:
         """Replace `path` with `data` all at once: the old file or the new one, never half.
 
         `mode=None` keeps the permission bits (and, where allowed, the owner) of the file
         being replaced; a new file gets the usual bits for this process (0o666 & ~umask).
+        `pinned` as for `open_read` (checked on the directory the file is written in).
         """
 
     @abstractmethod
-    def append(self, path: Path, data: bytes) -> None:
+    def append(self, path: Path, data: bytes, *, pinned: bool = False) -> None:
         """Add `data` at the end of `path` (created if missing). If the write fails, the
-        file is cut back to its old length, so a failed append leaves it as it was."""
+        file is cut back to its old length, so a failed append leaves it as it was.
+        `pinned` as for `open_read`."""
 
     @abstractmethod
     def make_dirs(self, path: Path) -> None: ...

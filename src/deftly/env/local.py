@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import io
 import os
+import secrets
 import shutil
 import stat
 import sys
@@ -16,7 +18,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from deftly.env.base import FS, PROCESS, ExecEnv
+from deftly.env.base import FS, PROCESS, ExecEnv, PathChanged
 
 
 class LocalEnv(ExecEnv):
@@ -32,8 +34,10 @@ class LocalEnv(ExecEnv):
     def stat(self, path: Path) -> os.stat_result:
         return os.stat(path)
 
-    def open_read(self, path: Path) -> io.BufferedIOBase:
-        return open(path, "rb")
+    def open_read(self, path: Path, *, pinned: bool = False) -> io.BufferedIOBase:
+        if not pinned:
+            return open(path, "rb")
+        return os.fdopen(_open_pinned(path, os.O_RDONLY), "rb")
 
     def stat_handle(self, handle: io.BufferedIOBase) -> os.stat_result:
         return os.fstat(handle.fileno())
@@ -48,34 +52,21 @@ class LocalEnv(ExecEnv):
                 append(0.0)
         return out
 
-    def write_atomic(self, path: Path, data: bytes, *, mode: int | None = None) -> None:
-        directory = path.parent
+    def write_atomic(
+        self, path: Path, data: bytes, *, mode: int | None = None, pinned: bool = False
+    ) -> None:
+        # Everything happens relative to one open handle on the directory, so the
+        # scratch file, the rename and the fsync all land in the same place.
+        flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+        directory = _open_pinned(path.parent, flags) if pinned else os.open(path.parent, flags)
         try:
-            existing: os.stat_result | None = os.stat(path)
-        except FileNotFoundError:
-            existing = None
-        if mode is None:
-            mode = stat.S_IMODE(existing.st_mode) if existing else 0o666 & ~_umask()
-        fd, tmp_name = tempfile.mkstemp(
-            prefix=f".{path.name}.", suffix=".deftly-tmp", dir=directory
-        )
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                if existing is not None:
-                    _keep_owner(handle.fileno(), existing)
-                os.fchmod(handle.fileno(), mode)
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp_name, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp_name)
-            raise
-        _fsync_directory(directory)
+            _replace_in(directory, path, data, mode, pinned=pinned)
+        finally:
+            os.close(directory)
 
-    def append(self, path: Path, data: bytes) -> None:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+    def append(self, path: Path, data: bytes, *, pinned: bool = False) -> None:
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+        fd = _open_pinned(path, flags) if pinned else os.open(path, flags, 0o666)
         try:
             size = os.fstat(fd).st_size
             try:
@@ -377,15 +368,66 @@ def _spawn_relay(fd: int, log_path: Path, limit: int | None) -> None:
         os.waitpid(pid, 0)
 
 
-def _fsync_directory(directory: Path) -> None:
-    """Make the rename itself durable (where the platform allows opening a directory)."""
+def _open_pinned(path: Path, flags: int, mode: int = 0o666) -> int:
+    """Open a real path the policy checked, refusing with PathChanged if it now leads
+    elsewhere: the last component may not be a link (O_NOFOLLOW), and the kernel's own
+    name for what was opened must be the checked path (a directory on the way may have
+    been swapped for a link)."""
     try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP or (
+            exc.errno == errno.ENOTDIR and flags & os.O_DIRECTORY and os.path.islink(path)
+        ):
+            raise PathChanged(path, "a symbolic link") from None
+        raise
     try:
-        os.fsync(fd)
+        now = os.readlink(f"/proc/self/fd/{fd}")
     except OSError:
-        pass
-    finally:
+        return fd  # no /proc here: O_NOFOLLOW is all the check there is
+    if now != os.fspath(path):
         os.close(fd)
+        raise PathChanged(path, now)
+    return fd
+
+
+def _replace_in(directory: int, path: Path, data: bytes, mode: int | None, *, pinned: bool) -> None:
+    name = path.name
+    try:
+        existing: os.stat_result | None = os.stat(name, dir_fd=directory, follow_symlinks=False)
+    except FileNotFoundError:
+        existing = None
+    if existing is not None and stat.S_ISLNK(existing.st_mode):
+        if pinned:
+            raise PathChanged(path, "a symbolic link")
+        existing = os.stat(path)  # an unchecked link: keep what it points at's mode
+    if mode is None:
+        mode = stat.S_IMODE(existing.st_mode) if existing else 0o666 & ~_umask()
+    scratch = _scratch_file(directory, name)
+    try:
+        with os.fdopen(scratch[0], "wb") as handle:
+            if existing is not None:
+                _keep_owner(handle.fileno(), existing)
+            os.fchmod(handle.fileno(), mode)
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(scratch[1], name, src_dir_fd=directory, dst_dir_fd=directory)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(scratch[1], dir_fd=directory)
+        raise
+    with contextlib.suppress(OSError):
+        os.fsync(directory)  # the rename itself is durable
+
+
+def _scratch_file(directory: int, name: str) -> tuple[int, str]:
+    """A new private file beside `name` in `directory`, for an atomic replace."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    for _ in range(100):
+        scratch = f".{name}.{secrets.token_hex(4)}.deftly-tmp"
+        try:
+            return os.open(scratch, flags, 0o600, dir_fd=directory), scratch
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free name for a scratch file beside {name}")

@@ -14,7 +14,7 @@ from typing import ClassVar, Literal
 from deftly.config.files import FilesConfig
 from deftly.contract import Accesses, FileIODisplay, Tool, ToolContext, ToolExecution, ToolResult
 from deftly.contract.tool import P
-from deftly.env.base import ExecEnv
+from deftly.env.base import ExecEnv, PathChanged
 from deftly.policy import PathOp, Workspace, literal_rule
 from deftly.tools.file.common import locate_file, missing_message, os_error_message
 from deftly.tools.file.tracker import FileTracker
@@ -29,6 +29,9 @@ _MODES: dict[Action, tuple[PathOp, Callable[[Path], Accesses]]] = {
     "write": (PathOp.WRITE, Accesses.write_file),
     "edit": (PathOp.WRITE, Accesses.read_write_file),
 }
+
+
+_DONE: dict[Action, str] = {"read": "read", "write": "written", "edit": "changed"}
 
 
 class FileToolFailed(Exception):
@@ -93,6 +96,13 @@ class SingleFileTool(FileTool[P]):
             return work(path)
         except FileToolFailed as exc:
             return ToolResult.error(str(exc))
+        except PathChanged:
+            return ToolResult.error(
+                f'"{raw}" changed after it was checked: the file or a directory on its way '
+                "is now a symbolic link or was moved, so it may lead somewhere the path "
+                f"policy did not allow. Nothing was {_DONE[self.action]}. Call {self.name} "
+                "again to have the path checked afresh."
+            )
         except FileNotFoundError as exc:
             return ToolResult.error(self.missing(raw, path, exc))
         except OSError as exc:

@@ -97,7 +97,7 @@ class EditTool(TrackedFileTool[EditParams]):
                 f"({human_size(self.config.edit_max_bytes)}). Change it with a streaming tool "
                 "through Bash (e.g. `sed -i`), or split the file."
             )
-        with self.env.open_read(path) as handle:
+        with self.env.open_read(path, pinned=True) as handle:
             before = self.env.stat_handle(handle)
             data = handle.read()
         if self.tracker.is_stale(path, before, data):
@@ -140,7 +140,7 @@ class EditTool(TrackedFileTool[EditParams]):
                 f'"{raw}" changed while it was being edited (another program wrote to it); '
                 "nothing was written. Read it again and redo the change."
             )
-        self.env.write_atomic(path, payload)
+        self.env.write_atomic(path, payload, pinned=True)
         self.tracker.stamp(path, self.env.stat(path), payload)
         return ToolResult.ok(self._done(raw, view, positions, count, old, new))
 

@@ -149,7 +149,7 @@ class ReadTool(TrackedFileTool[ReadParams]):
                 "Read will not open it: reading it could block or never end."
             ),
         )
-        with self.env.open_read(path) as handle:
+        with self.env.open_read(path, pinned=True) as handle:
             before = self.env.stat_handle(handle)
             header = handle.read(SNIFF_BYTES)
             sniff = self._check_kind(raw, path, header, before.st_size)

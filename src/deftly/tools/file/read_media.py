@@ -83,7 +83,7 @@ class ReadMediaFileTool(SingleFileTool[ReadMediaParams]):
             directory=f'"{raw}" is a directory. Use Glob to find images in it.',
             special=f'"{raw}" is not a regular file.',
         )
-        with self.env.open_read(path) as handle:
+        with self.env.open_read(path, pinned=True) as handle:
             header = handle.read(SNIFF_BYTES)
             kind = detect_file_type(path, header, "media")
             self._check_kind(raw, path, kind.kind, kind.mime)

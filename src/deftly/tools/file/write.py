@@ -109,7 +109,7 @@ class WriteTool(TrackedFileTool[WriteParams]):
         payload = fmt.encode(args.content)
         if existing is not None:
             self._unchanged_since(raw, path, existing)
-        self.env.write_atomic(path, payload)
+        self.env.write_atomic(path, payload, pinned=True)
         self.tracker.stamp(path, self.env.stat(path), payload)
         verb = "Created" if existing is None else "Wrote"
         kept = fmt.kept(args.content)
@@ -182,7 +182,7 @@ class WriteTool(TrackedFileTool[WriteParams]):
             and stamp.digest is not None
             and stamp.size == st.st_size
         )
-        with self.env.open_read(path) as handle:
+        with self.env.open_read(path, pinned=True) as handle:
             if needs_content:
                 data = handle.read()
                 if self.tracker.is_stale(path, st, data):
@@ -197,13 +197,13 @@ class WriteTool(TrackedFileTool[WriteParams]):
     ) -> ToolResult:
         fmt = Format()
         if existing is not None and existing.st_size:
-            with self.env.open_read(path) as handle:
+            with self.env.open_read(path, pinned=True) as handle:
                 head = handle.read(APPEND_PROBE_BYTES)
             probed = _format_of(head, partial=True)
             fmt = Format(probed.encoding, b"", probed.style)  # never a BOM mid-file
         stale_before = existing is not None and self.tracker.is_stale(path, existing)
         payload = fmt.encode(content)
-        self.env.append(path, payload)
+        self.env.append(path, payload, pinned=True)
         if not stale_before:
             self.tracker.stamp(path, self.env.stat(path))
         kept = fmt.kept(content)
