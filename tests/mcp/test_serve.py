@@ -60,9 +60,10 @@ def LONG_CALL(marker: Path) -> tuple[str, dict[str, Any]]:
 
 @asynccontextmanager
 async def http_serve(
-    workspace: Path, *args: str, permission: str = "auto"
+    workspace: Path, *args: str, permission: str = "auto", token: str = ""
 ) -> AsyncIterator[tuple[str, subprocess.Popen[str]]]:
-    """`deftly serve --transport http --port 0`; yields its URL; stops it with SIGTERM."""
+    """`deftly serve --transport http --port 0` (with DEFTLY_SERVE_TOKEN=`token`); yields
+    its URL; stops it with SIGTERM."""
     proc = subprocess.Popen(
         [
             DEFTLY,
@@ -77,7 +78,7 @@ async def http_serve(
             "0",
             *args,
         ],
-        env=subprocess_env(),
+        env=subprocess_env(DEFTLY_SERVE_TOKEN=token),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

@@ -17,6 +17,7 @@ from deftly.cli.common import (
     JsonOpt,
     McpConfigOpt,
     ModeOpt,
+    UsageError,
     WorkspaceOpt,
     build_runtime,
     err,
@@ -61,10 +62,18 @@ async def serve(
     """What `deftly serve` does; `setup` may adjust the runtime before serving (tests)."""
     # Imported here: the MCP SDK is slow to load, and other commands do not need it.
     from deftly.mcp.approval import ElicitationApprover
+    from deftly.mcp.http_auth import TOKEN_ENV, is_loopback
     from deftly.mcp.prompts import SkillPrompts
     from deftly.mcp.serve import serve_http, serve_stdio
     from deftly.mcp.server import ToolServer
 
+    token = os.environ.get(TOKEN_ENV) or None
+    if transport is Transport.http and token is None and not is_loopback(host):
+        raise UsageError(
+            f"serving on {host} would let anyone who can reach it run tools in {workspace}. "
+            f"Set {TOKEN_ENV} to a secret (clients then send `Authorization: Bearer "
+            "<secret>`), or listen on a loopback address such as 127.0.0.1"
+        )
     approver = ElicitationApprover(workspace=workspace)
     runtime = build_runtime(workspace, mode, False, mcp_config=mcp_config, approver=approver)
     finished = True
@@ -90,7 +99,10 @@ async def serve(
             announce("on stdio")
             finished = await serve_stdio(server)
         else:
-            await serve_http(server, host, port, on_ready=lambda url: announce(f"at {url}"))
+            guarded = " (bearer token required)" if token else ""
+            await serve_http(
+                server, host, port, token=token, on_ready=lambda url: announce(f"at {url}{guarded}")
+            )
     if not finished:
         # Stopped by a signal while the client kept stdin open: everything is closed, but
         # the SDK's stdin read sits in a thread nothing can interrupt, so leave now.
@@ -114,6 +126,9 @@ def serve_command(
     mcp_config: McpConfigOpt = None,
 ) -> None:
     """Serve this workspace's tools to any MCP client (over stdio, or streamable HTTP).
+
+    Over HTTP, set DEFTLY_SERVE_TOKEN to require `Authorization: Bearer <token>` on every
+    request; it is required to listen on anything but a loopback address.
 
     Every call goes through the same pipeline as `deftly call`. When a call needs approval,
     the client's user is asked (MCP elicitation); a client that cannot ask is refused with a

@@ -15,7 +15,9 @@ from collections.abc import Callable, Iterator
 
 import uvicorn
 from mcp.server.stdio import stdio_server
+from starlette.types import ASGIApp
 
+from deftly.mcp.http_auth import BearerGate
 from deftly.mcp.server import ToolServer
 
 HTTP_PATH = "/mcp"
@@ -96,10 +98,14 @@ async def serve_http(
     host: str = "127.0.0.1",
     port: int = 8765,
     *,
+    token: str | None = None,
     on_ready: Callable[[str], None] | None = None,
 ) -> None:
-    """Serve streamable HTTP at http://host:port/mcp until SIGINT/SIGTERM."""
-    app = server.server.streamable_http_app(host=host, streamable_http_path=HTTP_PATH)
+    """Serve streamable HTTP at http://host:port/mcp until SIGINT/SIGTERM; with `token`,
+    every request must carry it as a bearer token."""
+    app: ASGIApp = server.server.streamable_http_app(host=host, streamable_http_path=HTTP_PATH)
+    if token:
+        app = BearerGate(app, token)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
     web = _QuietServer(config)
 
