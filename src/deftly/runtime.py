@@ -10,6 +10,7 @@ the tool registry, hooks and the executor, and closes whatever its tools started
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import inspect
 import itertools
@@ -62,7 +63,7 @@ from deftly.registry.contribution import (
 from deftly.registry.host import HostHandler, HostTool
 from deftly.registry.registry import Disclosure, RegisteredTool, Source, ToolRegistry
 from deftly.registry.services import Services
-from deftly.session import data_home, new_session_id, session_dir
+from deftly.session import SessionClaim, data_home, new_session_id, prune_sessions, session_dir
 from deftly.skills import SkillService
 from deftly.tools import builtin_contributions
 from deftly.tools.collab.skill import SkillHost
@@ -173,6 +174,7 @@ class Runtime:
         if self._started:
             return
         self._started = True
+        await self._hold_session()
         self._provide_services()
         self._wire_safety()
         self._wire_files()
@@ -196,6 +198,38 @@ class Runtime:
         self._closers.append(closer)
 
     # -- wiring --------------------------------------------------------------------------
+
+    async def _hold_session(self) -> None:
+        """Claim this session's directory (so no other runtime prunes it), then remove
+        this workspace's sessions left untouched for `[session] keep_days`."""
+        claim = SessionClaim(self.session_dir)
+        try:
+            claim.claim()
+        except OSError as exc:
+            self.diagnostics.append(
+                Diagnostic(
+                    "warning",
+                    "session",
+                    f"cannot use the session directory {self.session_dir} ({exc}); long "
+                    "results cannot be spilled to disk",
+                )
+            )
+            return
+
+        async def release() -> None:
+            claim.release()
+
+        self.on_close(release)
+        keep_days = self.config.session.keep_days
+        if keep_days > 0:
+            removed = await asyncio.to_thread(
+                prune_sessions,
+                self.session_dir.parent,
+                older_than_days=keep_days,
+                keep=self.session_dir,
+            )
+            if removed:
+                log.info("removed %d session(s) older than %g days", len(removed), keep_days)
 
     def _wire_skills(self) -> None:
         """The skill service: the Skill tool, `deftly skills` and MCP prompts use it.

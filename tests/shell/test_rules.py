@@ -210,9 +210,7 @@ async def test_a_pipeline_of_separately_allowed_commands_runs_without_asking(
 ) -> None:
     # Nobody can be asked (approve_asks=False, no approver): an ask would be refused.
     allow = ["Bash(echo *)", "Bash(tr *)"]
-    rt: Runtime = await make_runtime(
-        approve_asks=False, config={"permissions": {"allow": allow}}
-    )
+    rt: Runtime = await make_runtime(approve_asks=False, config={"permissions": {"allow": allow}})
     ran = await rt.call("Bash", {"command": "echo quiet | tr a-z A-Z"})
     assert not ran.is_error and ran.text.strip() == "QUIET"
     decision = await rt.explain("Bash", {"command": "echo quiet | tr a-z A-Z"})

@@ -60,6 +60,8 @@ def _outside_sandbox_dir(workspace: Path) -> Path:
         if os.access(real, os.W_OK):
             return real
     raise AssertionError("no writable directory outside the workspace and temp dirs")
+
+
 needs_bwrap = pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=BWRAP_PROBLEM or "")
 
 

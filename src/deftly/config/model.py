@@ -10,6 +10,7 @@ from deftly.config.hooks import HooksConfig
 from deftly.config.mcp import McpConfig
 from deftly.config.output import OutputConfig
 from deftly.config.permissions import PermissionsConfig
+from deftly.config.session import SessionConfig
 from deftly.config.shell import ShellConfig
 from deftly.config.skills import SkillsConfig
 from deftly.config.tools import ToolsConfig
@@ -24,3 +25,4 @@ class DeftlyConfig(Section):
     shell: ShellConfig = Field(default_factory=ShellConfig)
     mcp: McpConfig = Field(default_factory=McpConfig)
     skills: SkillsConfig = Field(default_factory=SkillsConfig)
+    session: SessionConfig = Field(default_factory=SessionConfig)
