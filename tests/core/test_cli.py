@@ -133,3 +133,24 @@ def test_bad_config_and_bad_options_are_usage_errors(workspace: Path) -> None:
     assert "Traceback" not in result.stderr
     mode = deftly("call", "Echo", "{}", "--mode", "reckless", "-w", str(workspace))
     assert mode.returncode == 2
+
+
+def test_every_command_help_flows_as_paragraphs() -> None:
+    # Typer keeps single line breaks, which a narrow terminal wraps into ragged lines.
+    import typer
+
+    from deftly.cli.app import app
+
+    def commands(group: typer.Typer) -> list[typer.models.CommandInfo]:
+        found = list(group.registered_commands)
+        for sub in group.registered_groups:
+            assert sub.typer_instance is not None
+            found += commands(sub.typer_instance)
+        return found
+
+    everything = commands(app)
+    assert len(everything) >= 8
+    for command in everything:
+        assert command.help, command.name
+        for paragraph in command.help.split("\n\n"):
+            assert "\n" not in paragraph, (command.name, paragraph)

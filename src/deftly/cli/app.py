@@ -24,6 +24,7 @@ from deftly.cli.common import (
     err,
     out,
     print_diagnostics,
+    reflow_help,
     run_async,
 )
 from deftly.cli.permissions import (
@@ -192,6 +193,7 @@ app.command("serve")(mcp_cli.serve_command)
 app.command("permissions")(permissions_command)
 app.add_typer(mcp_cli.mcp_app, name="mcp")
 app.add_typer(skills_app)
+reflow_help(app)
 
 
 def main() -> None:

@@ -4,6 +4,7 @@ known errors into one clean line (never a traceback)."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -113,3 +114,22 @@ def print_diagnostics(runtime: Runtime) -> None:
             f"[{colour}]{diagnostic.level}[/{colour}] {diagnostic.source}: {diagnostic.message}",
             highlight=False,
         )
+
+
+def reflow_help(app: typer.Typer) -> None:
+    """Let every command's help flow as paragraphs. Typer keeps a docstring's single line
+    breaks, which a narrow terminal then wraps again into ragged half-lines."""
+    for command in app.registered_commands:
+        text = command.help or inspect.getdoc(command.callback) or ""
+        command.help = _flowing(text)
+    for group in app.registered_groups:
+        if group.typer_instance is not None:
+            reflow_help(group.typer_instance)
+
+
+def _flowing(text: str) -> str:
+    paragraphs = text.split("\n\n")
+    return "\n\n".join(
+        p if p.startswith("\b") else " ".join(line.strip() for line in p.splitlines())
+        for p in paragraphs
+    )
