@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from deftly.config.output import OutputConfig
 from deftly.config.shell import ShellConfig
+from deftly.contract.accesses import Accesses
 from deftly.contract.describe import describe
 from deftly.contract.display import CommandDisplay
 from deftly.contract.result import ToolResult
@@ -18,6 +20,7 @@ from deftly.policy.paths import Workspace
 from deftly.policy.rules import literal_rule
 from deftly.registry.registry import ToolRegistry
 from deftly.tools.shell.format import format_duration, format_size, record
+from deftly.tools.shell.mentions import may_name_secrets, named_secrets
 from deftly.tools.shell.rules import CommandMatcher
 from deftly.tools.shell.tasks import BackgroundTasks, ShellTask, TaskError, TaskStatus, signal_name
 
@@ -184,10 +187,20 @@ class BashTool(Tool[BashParams]):
             approval_rule=literal_rule(self.name, command),
             matches_rule=matcher.one,
             matches_rules=matcher.together,
-            accesses=None,
+            accesses=self._accesses(matcher, cwd),
             display=CommandDisplay(command=command, cwd=str(cwd), description=description),
             description=f"{verb}: {_short(command)}",
         )
+
+    def _accesses(self, matcher: CommandMatcher, cwd: Path) -> Accesses | None:
+        """Anything at all (the call runs alone), plus the secret or `.git` files the
+        command names, so the permission engine asks about those."""
+        if not may_name_secrets(matcher.command):
+            return None
+        named = named_secrets(matcher.split, cwd, self.workspace.home)
+        if not named:
+            return None
+        return sum((Accesses.read_file(path) for path in named), Accesses.all())
 
     # -- execute -------------------------------------------------------------------------
 

@@ -134,6 +134,9 @@ class Segment:
     text: str
     strict: tuple[str, ...]
     loose: tuple[str, ...] = ()
+    words: tuple[str, ...] = ()
+    """Its words (unquoted where the parser could) and redirection targets: what it may
+    name as a file."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,11 +279,26 @@ class _Splitter:
             k = _strip(tokens, loose=True)
             if k:
                 forms.append(_joined(tokens[k:]))
-            self.segments.append(Segment(segment, _unique(forms), _unique(_unquoted(forms))))
+            named = tuple(_unquoted(words))
+            self.segments.append(Segment(segment, _unique(forms), _unique(_unquoted(forms)), named))
         if depth < MAX_DEPTH + 2:
             for _, inner in scanned.substitutions:
                 nested = scan(inner)
                 self._fallback(inner, nested, depth + 1)
+
+
+_REDIRECT_OPERATOR = re.compile(r"^[0-9]*(?:&>>?|<<<|<>|>&|<&|>>?\|?|<)\s*")
+
+
+def _file_words(tokens: Sequence[_Token]) -> tuple[str, ...]:
+    """The words and redirection targets of one command, as the parser gave them."""
+    words: list[str] = []
+    for token in tokens:
+        if token.kind == "redirect":
+            words.append(_REDIRECT_OPERATOR.sub("", token.value).strip("'\""))
+        else:
+            words.append(token.value)
+    return tuple(word for word in words if word)
 
 
 def _unquoted(forms: Iterable[str]) -> list[str]:
@@ -346,7 +364,9 @@ class _Visitor:
             loose += [self.source[tokens[kl].start : end].strip(), _joined(tokens[kl:])]
         run = tokens[kl:]
         loose += self._find_exec(run)
-        self.splitter.segments.append(Segment(text, _unique(strict), _unique(loose)))
+        self.splitter.segments.append(
+            Segment(text, _unique(strict), _unique(loose), _file_words(tokens))
+        )
         self._nested_script(run)
 
     @staticmethod

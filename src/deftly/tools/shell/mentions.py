@@ -1,0 +1,88 @@
+"""Secret and `.git` files a shell command names, so the permission engine can ask.
+
+The shell can read anything, so this is defence in depth, not a wall (a sandbox is): a
+command that names `.env`, an SSH key, a credentials file or a path through `.git` declares
+it, and the engine's "secret or .git paths" link asks before yolo mode (or the fallback)
+would let it run unseen. Words are taken as the parser gave them (quotes removed); `~` is
+expanded, `--opt=value` looks at the value, and a glob counts when it could match a secret
+name and starts with a literal (`.e*`, `id_*`; not `*`). Nothing is read from disk:
+resolving a call does no I/O.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from deftly.policy import sensitive_reason
+from deftly.policy.permissions.git import has_git_component
+from deftly.tools.shell.rules import CommandSplit
+
+_MARKERS = ("env", "id_", "credential", "netrc", "pgpass", ".git")
+"""A command holding none of these (in any case) cannot name a secret or a .git path."""
+
+SECRET_EXAMPLES = (
+    ".env",
+    ".env.local",
+    ".env.production",
+    "id_rsa",
+    "id_ed25519",
+    "id_ecdsa",
+    "id_dsa",
+    "credentials",
+    ".netrc",
+    ".git-credentials",
+    ".pgpass",
+)
+"""Names a glob is tried against: one that matches any of them may match a secret."""
+
+_GLOB_CHARS = frozenset("*?[")
+
+
+def may_name_secrets(command: str) -> bool:
+    """A cheap pre-check, so most commands are never parsed for this."""
+    lowered = command.lower()
+    return any(marker in lowered for marker in _MARKERS) or not _GLOB_CHARS.isdisjoint(command)
+
+
+def named_secrets(split: CommandSplit, cwd: Path, home: Path) -> tuple[str, ...]:
+    """Absolute paths of the secret or `.git` files the command's words name."""
+    found: dict[str, None] = {}
+    for segment in split.segments:
+        for word in _candidates(segment.words):
+            path = _absolute(word, cwd, home)
+            if path is not None:
+                found.setdefault(path)
+    return tuple(found)
+
+
+def _candidates(words: Iterable[str]) -> Iterable[str]:
+    for word in words:
+        if word.startswith("-"):
+            _, eq, value = word.partition("=")
+            if eq:
+                yield value
+            continue
+        yield word
+        if "=" in word:  # NAME=value, or a value spelled like one
+            yield word.split("=", 1)[1]
+
+
+def _absolute(word: str, cwd: Path, home: Path) -> str | None:
+    if not word or "$" in word or "\0" in word:
+        return None
+    if word == "~" or word.startswith("~/"):
+        word = os.fspath(home) + word[1:]
+    path = os.path.normpath(os.path.join(cwd, word))
+    if has_git_component(path) or sensitive_reason(path) is not None:
+        return path
+    name = os.path.basename(path)
+    if _GLOB_CHARS.isdisjoint(name) or name[0] in _GLOB_CHARS:
+        return None  # a plain name, or a glob like `*` or `*.py` that names nothing secret
+    for example in SECRET_EXAMPLES:
+        hidden = example.startswith(".") and not name.startswith(".")
+        if not hidden and fnmatch.fnmatchcase(example, name):
+            return os.path.join(os.path.dirname(path), example)
+    return None
