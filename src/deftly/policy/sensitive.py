@@ -21,6 +21,15 @@ _EXACT_NAMES = {
     ".git-credentials": "stored git credentials",
     ".pgpass": "a PostgreSQL password file",
 }
+SECRET_NAME_EXAMPLES = (
+    ".env",
+    ".env.local",
+    ".env.production",
+    *_KEY_PREFIXES,
+    "credentials",
+    *_EXACT_NAMES,
+)
+"""Typical secret file names, to test a glob against: one matching any may match a secret."""
 _PRIVATE_KEY_MARKERS = (b"PRIVATE KEY-----", b"-----BEGIN OPENSSH PRIVATE KEY")
 _HEADER_BYTES = 4096
 

@@ -16,27 +16,13 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from deftly.policy import sensitive_reason
 from deftly.policy.permissions.git import has_git_component
+from deftly.policy.sensitive import SECRET_NAME_EXAMPLES, sensitive_reason
 from deftly.tools.shell.rules import CommandSplit
 
 _MARKERS = ("env", "id_", "credential", "netrc", "pgpass", ".git")
 """A command holding none of these (in any case) cannot name a secret or a .git path."""
 
-SECRET_EXAMPLES = (
-    ".env",
-    ".env.local",
-    ".env.production",
-    "id_rsa",
-    "id_ed25519",
-    "id_ecdsa",
-    "id_dsa",
-    "credentials",
-    ".netrc",
-    ".git-credentials",
-    ".pgpass",
-)
-"""Names a glob is tried against: one that matches any of them may match a secret."""
 
 _GLOB_CHARS = frozenset("*?[")
 
@@ -81,7 +67,7 @@ def _absolute(word: str, cwd: Path, home: Path) -> str | None:
     name = os.path.basename(path)
     if _GLOB_CHARS.isdisjoint(name) or name[0] in _GLOB_CHARS:
         return None  # a plain name, or a glob like `*` or `*.py` that names nothing secret
-    for example in SECRET_EXAMPLES:
+    for example in SECRET_NAME_EXAMPLES:
         hidden = example.startswith(".") and not name.startswith(".")
         if not hidden and fnmatch.fnmatchcase(example, name):
             return os.path.join(os.path.dirname(path), example)
