@@ -25,8 +25,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import bashlex
-
 from deftly.contract.tool import RuleMatch
 from deftly.policy.rules import glob_matches
 from deftly.tools.shell.scan import Scan, for_parser, heredoc_expansions, scan
@@ -256,6 +254,8 @@ class _Splitter:
                 continue
             for command in inner:
                 parsed = self.split(command, depth + 1) and parsed
+        import bashlex  # here: building its grammar costs ~90 ms, paid on the first parse
+
         try:
             trees = bashlex.parse(for_parser(text, scanned))
         except Exception:  # bashlex raises several kinds for what it cannot parse
