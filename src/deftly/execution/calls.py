@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -26,6 +27,59 @@ class ArgumentsParseError(ValueError):
     pass
 
 
+class ArgumentsTooDeep(ArgumentsParseError):
+    """Valid or not, the arguments nest deeper than any tool takes."""
+
+
+MAX_DEPTH = 100
+"""Deepest nesting of arrays and objects a call's arguments may have. No tool's schema
+comes near it; far deeper input would exhaust the recursion of the decoder and of the
+validators after it, and take its whole batch down."""
+
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def _too_deep_text(text: str) -> bool:
+    """Whether JSON text nests deeper than MAX_DEPTH (brackets inside strings skipped),
+    told without decoding it."""
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return False
+    depth = 0
+    for match in _BRACKET.finditer(_STRING.sub('""', text)):
+        if match.group() in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return True
+        else:
+            depth -= 1
+    return False
+
+
+def _too_deep_value(value: object) -> bool:
+    """The same for an already-decoded value (walked without recursion)."""
+    stack: list[tuple[object, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            children: Any = item.values()
+        elif isinstance(item, list | tuple):
+            children = item
+        else:
+            continue
+        if depth + 1 > MAX_DEPTH:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
+def _too_deep_error() -> ArgumentsTooDeep:
+    return ArgumentsTooDeep(
+        f"the arguments are nested more than {MAX_DEPTH} levels deep; no tool takes that. "
+        "Send flat arguments as the tool's schema describes them"
+    )
+
+
 def parse_arguments(raw: str | Mapping[str, Any] | object | None) -> object:
     """Decode a call's arguments strictly (no repair); empty means `{}`."""
     if raw is None:
@@ -33,12 +87,18 @@ def parse_arguments(raw: str | Mapping[str, Any] | object | None) -> object:
     if isinstance(raw, str):
         if not raw.strip():
             return {}
+        if _too_deep_text(raw):
+            raise _too_deep_error()
         try:
             return json.loads(raw)
         except json.JSONDecodeError as exc:
             raise ArgumentsParseError(
                 f"{exc.msg} at line {exc.lineno} column {exc.colno}"
             ) from None
+        except RecursionError:  # pragma: no cover - the depth check comes first
+            raise _too_deep_error() from None
+    if _too_deep_value(raw):
+        raise _too_deep_error()
     return raw
 
 

@@ -29,6 +29,7 @@ from deftly.contract.result import ToolResult
 from deftly.contract.tool import CancelToken, ToolContext, ToolExecution, ToolUpdate
 from deftly.execution.calls import (
     ArgumentsParseError,
+    ArgumentsTooDeep,
     CallResult,
     Outcome,
     ToolCall,
@@ -147,6 +148,12 @@ class Executor:
         slot = _Slot(index, call)
         try:
             slot.args = parse_arguments(call.arguments)
+        except ArgumentsTooDeep as exc:
+            slot.settled = (
+                ToolResult.error(f'The arguments for "{call.name}" were refused: {exc}.'),
+                Outcome.PREFLIGHT_REJECTED,
+            )
+            return slot
         except ArgumentsParseError as exc:
             slot.settled = (
                 ToolResult.error(
