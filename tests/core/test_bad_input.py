@@ -61,3 +61,25 @@ def test_nesting_beyond_the_bound_is_refused(depth: int, as_text: bool) -> None:
 def test_brackets_inside_strings_do_not_count() -> None:
     text = '{"content": "' + "[" * 10_000 + '\\"{{{"}'
     assert parse_arguments(text) == {"content": "[" * 10_000 + '"{{{'}
+
+
+async def test_binary_bytes_with_a_utf16_zero_pattern_are_binary_not_text(
+    make_runtime: Any, workspace: Path
+) -> None:
+    (workspace / "blob.bin").write_bytes(b"abc\x00\x01\x02" * 100)
+    (workspace / "notes.txt").write_bytes("hello world\nline two\n".encode("utf-16-le") * 20)
+    rt = await make_runtime()
+    blob = await rt.call("Read", {"path": "blob.bin"})
+    notes = await rt.call("Read", {"path": "notes.txt"})
+    assert blob.is_error and "is a binary file" in blob.text
+    assert not notes.is_error and "hello world" in notes.text
+
+
+@given(st.binary(min_size=64, max_size=512))
+def test_bytes_with_zeros_are_utf16_only_when_they_decode_to_text(data: bytes) -> None:
+    from deftly.tools.file.encoding import sniff_encoding
+
+    sniff = sniff_encoding(data)
+    if sniff.is_utf16 and not sniff.bom:
+        text = data[: len(data) - len(data) % 2].decode(sniff.kind, "replace")
+        assert any(ch.isspace() for ch in text)

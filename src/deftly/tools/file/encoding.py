@@ -9,6 +9,7 @@ its zero bytes). Anything else is refused with a message saying how to convert i
 from __future__ import annotations
 
 import codecs
+import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
@@ -45,9 +46,11 @@ class Sniff:
 def sniff_encoding(header: bytes, *, complete: bool = False) -> Sniff:
     """Classify a file by its first bytes (at most `SNIFF_BYTES` are looked at).
 
-    A BOM decides. Otherwise zero bytes on only the odd (even) offsets mean UTF-16 LE (BE);
-    any other zero byte means binary. A sample that is not UTF-8 is "undecodable" when it
-    looks like text in a legacy encoding, "binary" when it is full of control bytes.
+    A BOM decides. Otherwise zero bytes on only the odd (even) offsets mean UTF-16 LE (BE)
+    when the sample decodes to plausible text (no control, unassigned or private-use
+    characters, and some white space); any other zero byte means binary. A sample that is
+    not UTF-8 is "undecodable" when it looks like text in a legacy encoding, "binary" when
+    it is full of control bytes.
     `complete` says the header is the whole file (so a sequence cut at its end is an error).
     """
     sample = header[:SNIFF_BYTES]
@@ -62,10 +65,31 @@ def sniff_encoding(header: bytes, *, complete: bool = False) -> Sniff:
     if even_zeros == 0 and odd_zeros == 0:
         return _utf8_or_not(sample, b"", complete)
     if even_zeros == 0 and odd_zeros >= 2:
-        return Sniff("utf-16-le")
+        return _utf16_or_binary(sample, "utf-16-le")
     if odd_zeros == 0 and even_zeros >= 2:
-        return Sniff("utf-16-be")
+        return _utf16_or_binary(sample, "utf-16-be")
     return Sniff("binary")
+
+
+_IMPLAUSIBLE = frozenset({"Cc", "Cs", "Co", "Cn"})
+_MIN_SAMPLE_FOR_SPACE = 32
+
+
+def _utf16_or_binary(sample: bytes, kind: Literal["utf-16-le", "utf-16-be"]) -> Sniff:
+    """Zero bytes on one parity only, with no BOM, is a guess: keep it only when the
+    decoded sample reads as text. `b"abc\\0\\1\\2" * 100` has that zero pattern too, and
+    decodes to a run of CJK and Latin letters with not one space in it."""
+    decoder = codecs.getincrementaldecoder(kind)("strict")
+    try:
+        text = decoder.decode(sample[: len(sample) - len(sample) % 2], final=False)
+    except UnicodeDecodeError:
+        return Sniff("binary")
+    for ch in text:
+        if unicodedata.category(ch) in _IMPLAUSIBLE and ch not in "\t\n\r\f\x1b":
+            return Sniff("binary")
+    if len(text) >= _MIN_SAMPLE_FOR_SPACE and not any(ch.isspace() for ch in text):
+        return Sniff("binary")
+    return Sniff(kind)
 
 
 def _utf8_or_not(sample: bytes, bom: bytes, complete: bool) -> Sniff:
