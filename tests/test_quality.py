@@ -19,7 +19,7 @@ ALLOWED = {
     "registry": {"contract", "policy"},
     "execution": {"contract", "policy", "registry"},
     "tools": {"contract", "policy", "env", "execution", "registry", "config"},
-    "skills": {"contract", "config"},
+    "skills": {"contract", "config", "policy"},
     "mcp": {"contract", "policy", "registry", "execution", "config", "skills"},
 }
 

@@ -160,26 +160,28 @@ def test_symlink_loop_is_reported_and_the_walk_ends(tmp_path: Path) -> None:
 
 
 def test_a_fan_of_links_is_scanned_once(tmp_path: Path) -> None:
-    # ten links per level, eight levels: 10**8 paths if every link were followed
+    # ten links per level, eight levels: 10**8 paths if every link were followed (the
+    # links stay inside the root: links out of it are refused, issue 10)
+    store = tmp_path / ".levels"
     for level in range(8):
-        here = tmp_path / f"level{level}"
-        here.mkdir()
+        here = store / f"level{level}"
+        here.mkdir(parents=True)
         if level:
             for i in range(10):
-                os.symlink(here, tmp_path / f"level{level - 1}" / f"link{i}")
-    write_skill(tmp_path, "level7/bottom")
-    found = walk(tmp_path / "level0")
+                os.symlink(here, store / f"level{level - 1}" / f"link{i}")
+    os.symlink(store / "level0", tmp_path / "level0")
+    write_skill(store, "level7/bottom")
+    found = walk(tmp_path)
     assert names(found) == ["bottom"]
     assert found.scanned_dirs <= 20
 
 
-def test_symlinked_skill_folders_and_files_work(tmp_path: Path) -> None:
-    elsewhere = tmp_path / "elsewhere"
-    write_skill(elsewhere, "linked")
+def test_symlinked_skill_folders_and_files_inside_the_root_work(tmp_path: Path) -> None:
+    # issue 10: a link out of the root is refused (tests/skills/test_skill_secrets.py)
     root = tmp_path / "root"
-    root.mkdir()
-    os.symlink(elsewhere / "linked", root / "linked")
-    os.symlink(elsewhere / "linked" / "SKILL.md", root / "flat.md")
+    write_skill(root / ".store", "linked")
+    os.symlink(root / ".store" / "linked", root / "linked")
+    os.symlink(root / ".store" / "linked" / "SKILL.md", root / "flat.md")
     os.symlink(tmp_path / "missing", root / "dangling")
     found = walk(root)
     assert names(found) == ["linked"]  # the flat link is the same file: counted once

@@ -14,7 +14,9 @@ system's order:
 
 Across all roots the first skill found with a name wins (roots come in precedence order);
 the others are reported as shadowed. Symlink loops, unreadable folders, huge or broken
-files are reported and skipped: discovery never raises and always ends.
+files are reported and skipped: discovery never raises and always ends. A skill file that
+is (or links to) a secret, and a file or linked folder that resolves outside its root, is
+refused before it is read (`guard`).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from deftly.skills.guard import real_path, refusal
 from deftly.skills.model import (
     SOURCE_TITLES,
     Skill,
@@ -134,9 +137,14 @@ class _Walker:
         for entry in entries:
             if not _is_dir(entry):
                 continue
-            if _is_regular_file(os.path.join(entry.path, SKILL_FILE)):
+            is_skill = _is_regular_file(os.path.join(entry.path, SKILL_FILE))
+            if not is_skill and (entry.name == "node_modules" or entry.name.startswith(".")):
+                continue
+            if _is_link(entry) and not self._folder_allowed(root, Path(entry.path)):
+                continue
+            if is_skill:
                 skill_dirs.append(entry.name)
-            elif entry.name != "node_modules" and not entry.name.startswith("."):
+            else:
                 subdirs.append(entry)
 
         bundles: dict[str, str] = {}
@@ -188,6 +196,17 @@ class _Walker:
             return
         self._register(root, Path(entry.path), default_name=stem, parent=None)
 
+    def _folder_allowed(self, root: SkillRoot, path: Path) -> bool:
+        """A linked folder is scanned only when it resolves inside its root."""
+        real = real_path(path)
+        if real is None:
+            return True  # a broken link or a loop: the walk reports it when it gets there
+        reason = refusal(path, real, root.path, folder=True)
+        if reason is not None:
+            self._skip(root, path, reason, "refused")
+            return False
+        return True
+
     # -- one file ------------------------------------------------------------------------
 
     def _register(
@@ -198,12 +217,20 @@ class _Walker:
         except OSError as exc:
             self._skip(root, path, f"it cannot be read ({_os_text(exc)})", "unreadable")
             return None
+        real = real_path(path)
+        if real is None:
+            self._skip(root, path, "its symbolic links cannot be resolved", "unreadable")
+            return None
+        reason = refusal(path, real, root.path, folder=False)
+        if reason is not None:
+            self._skip(root, path, reason, "refused")
+            return None
         identity = (info.st_dev, info.st_ino)
         if identity in self.seen_files:  # the same file reached twice (links, nested roots)
             return None
         self.seen_files.add(identity)
         try:
-            text = read_skill_file(path, self.max_bytes)
+            text = read_skill_file(real, self.max_bytes)  # what was checked, not the link
             skill = parse_skill_text(
                 text, path, default_name=default_name, source=root.source, package=root.package
             )
@@ -246,6 +273,13 @@ def _is_dir(entry: os.DirEntry[str]) -> bool:
         return entry.is_dir()
     except OSError:
         return False
+
+
+def _is_link(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_symlink()
+    except OSError:
+        return True  # cannot tell: check where it leads
 
 
 def _is_regular_file(path: str) -> bool:

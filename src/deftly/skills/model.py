@@ -33,7 +33,14 @@ USER_TYPES = INLINE_TYPES | {"flow"}
 Trigger: TypeAlias = Literal["user-slash", "model-tool", "nested-skill"]
 
 SkipKind: TypeAlias = Literal[
-    "invalid", "unsupported-type", "too-large", "unreadable", "shadowed", "disabled", "loop"
+    "invalid",
+    "unsupported-type",
+    "too-large",
+    "unreadable",
+    "shadowed",
+    "disabled",
+    "loop",
+    "refused",
 ]
 
 

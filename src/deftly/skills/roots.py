@@ -11,6 +11,8 @@
 
 A root that does not exist is left out; a root whose real path was already listed is
 left out too, so a symlinked or repeated directory is scanned once, for its first source.
+A project root that links out of the project is refused (a cloned repository must not
+point deftly at the user's files); `[skills] extra_dirs` names such a folder on purpose.
 """
 
 from __future__ import annotations
@@ -80,6 +82,7 @@ class RootCollector:
         *,
         package: str | None = None,
         must_exist: bool = False,
+        within: Path | None = None,
     ) -> None:
         try:
             real = Path(os.path.realpath(path))
@@ -94,6 +97,17 @@ class RootCollector:
                         str(path), "this skill directory does not exist", "unreadable", source
                     )
                 )
+            return
+        if within is not None and not real.is_relative_to(os.path.realpath(within)):
+            self.skipped.append(
+                SkippedSkill(
+                    str(path),
+                    f"this skill directory links to {real}, outside the project; add that "
+                    "folder to [skills] extra_dirs to use its skills",
+                    "refused",
+                    source,
+                )
+            )
             return
         key = os.path.normcase(str(real))
         if key in self._seen:
@@ -117,7 +131,7 @@ def resolve_roots(
     base = project_root(workspace)
     if project:
         for rel in PROJECT_DIRS:
-            collector.add(base / rel, "project")
+            collector.add(base / rel, "project", within=base)
     if user:
         collector.add(user_skills_dir(home), "user")
         for rel in HOME_DIRS:
