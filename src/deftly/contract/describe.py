@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, overload
 
+from deftly.contract.errors import ToolLoadError
+
 _PLACEHOLDER = re.compile(r"\$\{([A-Z][A-Z0-9_]*)\}")
 
 
@@ -43,8 +45,10 @@ class describe:
         self.filename = filename
         self._path: Path | None = None
         self._template: str | None = None
+        self._owner = "the tool"
 
     def __set_name__(self, owner: type, name: str) -> None:
+        self._owner = owner.__qualname__
         module = sys.modules[owner.__module__]
         if module.__file__ is None:  # pragma: no cover - frozen/namespace modules
             raise RuntimeError(f"cannot locate {self.filename} for {owner.__qualname__}")
@@ -55,7 +59,15 @@ class describe:
         if self._template is None:
             if self._path is None:
                 raise RuntimeError("describe() must be assigned in a class body")
-            self._template = self._path.read_text(encoding="utf-8").strip()
+            try:
+                self._template = self._path.read_text(encoding="utf-8").strip()
+            except OSError as exc:
+                raise ToolLoadError(
+                    f"the description of {self._owner} cannot be read from {self._path} "
+                    f"({exc.strerror or exc}): write what the model should know about the "
+                    f"tool in {self.filename} beside its module, or set `description = "
+                    '"..."` on the class'
+                ) from None
         return self._template
 
     @overload

@@ -90,6 +90,11 @@ class Activation:
                 )
             )
             return None
+        try:
+            tool.description  # noqa: B018 - a description file that is missing fails here
+        except ToolLoadError as exc:
+            self.diagnostics.append(Diagnostic("error", contribution.origin, str(exc)))
+            return None
         if name is None and not self._eligible(tool.name, contribution):
             return None
         if name is not None and tool.name != name:
