@@ -13,12 +13,15 @@ import signal
 import socket
 from collections.abc import Callable, Iterator
 
+import anyio
 import uvicorn
 from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
 from starlette.types import ASGIApp
 
 from deftly.mcp.http_auth import BearerGate
 from deftly.mcp.server import ToolServer
+from deftly.mcp.undecodable import answer_undecodable
 
 HTTP_PATH = "/mcp"
 
@@ -52,7 +55,11 @@ async def serve_stdio(server: ToolServer) -> bool:
 
     async def run() -> None:
         async with stdio_server() as (read, write):
-            await lowlevel.run(read, write, lowlevel.create_initialization_options())
+            checked_send, checked = anyio.create_memory_object_stream[SessionMessage | Exception]()
+            async with anyio.create_task_group() as group, checked:
+                group.start_soon(answer_undecodable, read, checked_send, write)
+                await lowlevel.run(checked, write, lowlevel.create_initialization_options())
+                group.cancel_scope.cancel()
 
     serving = asyncio.create_task(run())
     stop = asyncio.Event()
