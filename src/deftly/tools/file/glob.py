@@ -11,11 +11,16 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from deftly.contract import ToolExecution, ToolResult, ToolTraits, describe
-from deftly.policy import Workspace, sensitive_reason
+from deftly.policy import Workspace
 from deftly.tools.file.common import shown_path
 from deftly.tools.file.ripgrep import VCS_DIRS, BadPattern, RgRun, glob_filter, one_thread, run_rg
 from deftly.tools.file.search import SearchTool
-from deftly.tools.file.secret_globs import glob_args, may_hold_secrets, secret_globs
+from deftly.tools.file.secret_globs import (
+    glob_args,
+    may_hold_secrets,
+    secret_globs,
+    secret_reason,
+)
 
 
 class GlobParams(BaseModel):
@@ -186,7 +191,7 @@ class _Collector:
             if text.startswith("./"):
                 text = text[2:]
             path = self.root / text
-            if may_hold_secrets(record) and sensitive_reason(path) is not None:
+            if may_hold_secrets(record) and secret_reason(path) is not None:
                 self.secrets += 1
                 continue
             self.total += 1

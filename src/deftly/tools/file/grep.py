@@ -25,11 +25,16 @@ from pydantic import BaseModel, ConfigDict, Field
 from deftly.contract import ToolExecution, ToolResult, ToolTraits, describe
 from deftly.env.base import ExecEnv
 from deftly.execution.result_builder import MARKER
-from deftly.policy import Workspace, sensitive_reason
+from deftly.policy import Workspace
 from deftly.tools.file.common import shown_path
 from deftly.tools.file.ripgrep import VCS_DIRS, BadPattern, RgRun, glob_filter, one_thread, run_rg
 from deftly.tools.file.search import SearchTool
-from deftly.tools.file.secret_globs import glob_args, may_hold_secrets, secret_globs
+from deftly.tools.file.secret_globs import (
+    glob_args,
+    may_hold_secrets,
+    secret_globs,
+    secret_reason,
+)
 
 OutputMode = Literal["files_with_matches", "content", "count_matches"]
 RG_MAX_COLUMNS = 65_536
@@ -409,7 +414,7 @@ class _Search:
         """
         if raw_path == self._last_checked:
             return False
-        if (strict or may_hold_secrets(raw_path)) and sensitive_reason(
+        if (strict or may_hold_secrets(raw_path)) and secret_reason(
             os.fsdecode(raw_path)
         ) is not None:
             return True
@@ -441,7 +446,7 @@ class _Search:
         if may_hold_secrets(b"\0".join(records)):
             kept = []
             for record in records:
-                if may_hold_secrets(record) and sensitive_reason(os.fsdecode(record)):
+                if may_hold_secrets(record) and secret_reason(os.fsdecode(record)):
                     self.secrets += 1
                 else:
                     kept.append(record)

@@ -6,12 +6,17 @@ copies, credentials files, login files), case-insensitively, and keep the exempt
 glob (rg would then search *only* such files), so the globs cover exactly the names
 around it instead. They go after the caller's own globs on the rg command line, where
 the last matching glob wins, so a user glob like `**/.env` cannot bring a secret back.
-Results are filtered with `sensitive_reason` as well, in case a name slips through.
+Results are filtered with `secret_reason` as well, in case a name slips through; it
+also reads the header of `*.pem` / `*.key` results, so Glob lists certificates but never a
+private key.
 """
 
 from __future__ import annotations
 
+import os
 from functools import cache
+
+from deftly.policy.sensitive import private_key_reason, sensitive_reason
 
 ENV_TEMPLATES = ("example", "sample", "template", "dist")
 KEY_PREFIXES = ("id_rsa", "id_ed25519", "id_ecdsa", "id_dsa")
@@ -92,14 +97,31 @@ def secret_globs(*, private_keys: bool = False) -> tuple[str, ...]:
     return tuple("!" + name for name in names)
 
 
-_MARKERS = (b"env", b"id_", b"credential", b"netrc", b"pgpass", b".aws", b".gcp")
+_MARKERS = (
+    b"env",
+    b"id_",
+    b"credential",
+    b"netrc",
+    b"pgpass",
+    b".aws",
+    b".gcp",
+    b".pem",
+    b".key",
+)
 
 
 def may_hold_secrets(blob: bytes) -> bool:
     """A cheap pre-check over many paths at once: False means none of them can be a
-    secret file name (so `sensitive_reason` need not look at each)."""
+    secret file (so `secret_reason` need not look at each)."""
     low = blob.lower()
     return any(marker in low for marker in _MARKERS)
+
+
+def secret_reason(path: str | os.PathLike[str]) -> str | None:
+    """Why a search result is a secret file, as Read would say: by name, and for a
+    `*.pem` / `*.key` name by its first bytes (a certificate passes, a private key does
+    not). Only those two suffixes cost a read, of the header alone."""
+    return sensitive_reason(path) or private_key_reason(path)
 
 
 def glob_args(globs: tuple[str, ...]) -> list[str]:
