@@ -37,7 +37,9 @@ def new_marker() -> str:
 
 
 def processes_with(marker: str) -> list[int]:
-    """Living processes whose command line contains `marker` (zombies do not count)."""
+    """Living processes whose command line contains `marker` (zombies do not count, nor
+    the sandbox's bubblewrap processes, whose arguments hold the whole command: they end
+    with the command's processes)."""
     found = []
     needle = marker.encode()
     for name in os.listdir("/proc"):
@@ -49,6 +51,8 @@ def processes_with(marker: str) -> list[int]:
         except OSError:
             continue
         state = stat[stat.rfind(b")") + 2 :].split()[0]
+        if os.path.basename(cmdline.split(b"\0", 1)[0]) == b"bwrap":
+            continue
         if needle in cmdline and state not in (b"Z", b"X"):
             found.append(int(name))
     return found

@@ -105,7 +105,9 @@ async def test_non_interactive_environment(shell: Any) -> None:
 
 
 async def test_own_session_and_process_group(shell: Any) -> None:
-    rt: Runtime = await shell()
+    # About the unsandboxed layout (the shell leads its session); in the sandbox the shell
+    # has a PID namespace of its own instead (tests/shell/test_sandbox_default.py).
+    rt: Runtime = await shell(sandbox="none")
     result = await rt.call("Bash", {"command": "echo $$; cat /proc/$$/stat"})
     pid_line, stat = result.text.split("\n", 1)
     fields = stat[stat.rfind(")") + 2 :].split()

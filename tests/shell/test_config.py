@@ -15,7 +15,7 @@ def test_defaults() -> None:
     cfg = ShellConfig()
     assert (cfg.timeout, cfg.max_timeout) == (60, 300)
     assert (cfg.background_timeout, cfg.max_background_timeout) == (600, 86_400)
-    assert cfg.on_timeout == "background" and cfg.sandbox == "none"
+    assert cfg.on_timeout == "background" and cfg.sandbox == "auto"
     assert cfg.output_limit_bytes == 16 * 1024 * 1024
 
 

@@ -69,7 +69,9 @@ async def test_grandchildren_that_background_themselves_are_killed(shell: Any) -
 
 
 async def test_processes_left_behind_by_a_finished_command_are_stopped(shell: Any) -> None:
-    rt: Runtime = await shell()
+    # The session and group sweeps of the unsandboxed shell; in the sandbox the PID
+    # namespace does this (tests/shell/test_sandbox_default.py).
+    rt: Runtime = await shell(sandbox="none")
     marker = new_marker()
     start = time.monotonic()
     result = await rt.call("Bash", {"command": f"({marked_sleep(marker)} &); echo parent-done"})
@@ -83,7 +85,9 @@ async def test_processes_left_behind_by_a_finished_command_are_stopped(shell: An
 async def test_a_process_that_changed_group_and_holds_the_pipe_is_stopped_at_exit(
     shell: Any,
 ) -> None:
-    rt: Runtime = await shell()
+    # The session and group sweeps of the unsandboxed shell; in the sandbox the PID
+    # namespace does this (tests/shell/test_sandbox_default.py).
+    rt: Runtime = await shell(sandbox="none")
     marker = new_marker()
     # `set -m` gives the background job a process group of its own, inside the session.
     result = await rt.call("Bash", {"command": f"set -m; {marked_sleep(marker)} & echo started"})
@@ -92,7 +96,9 @@ async def test_a_process_that_changed_group_and_holds_the_pipe_is_stopped_at_exi
 
 
 async def test_a_process_that_changed_group_quietly_is_stopped_at_close(shell: Any) -> None:
-    rt: Runtime = await shell()
+    # The session and group sweeps of the unsandboxed shell; in the sandbox the PID
+    # namespace does this (tests/shell/test_sandbox_default.py).
+    rt: Runtime = await shell(sandbox="none")
     marker = new_marker()
     command = f"set -m; {marked_sleep(marker)} >/dev/null 2>&1 & echo started"
     result = await rt.call("Bash", {"command": command})

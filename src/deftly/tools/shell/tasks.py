@@ -11,8 +11,10 @@ stopped, except those explicitly detached.
 
 A command that exits while processes it started in the background still run has those
 processes stopped too (they would be orphans nobody can reach); commands meant to keep
-running belong in a background task. A process that starts a session of its own
-(`setsid`, daemons) leaves for good and is not followed.
+running belong in a background task. Under the sandbox (the default where bubblewrap
+works) each command has a PID namespace of its own, so nothing it starts, `setsid` and
+daemons included, outlives it. Without it, a process that starts a session of its own
+leaves for good and is not followed.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import asyncio
 import codecs
 import contextlib
 import logging
+import os
 import secrets
 import signal
 import string
@@ -67,6 +70,14 @@ class TaskError(Exception):
 
 def new_task_id(prefix: str = "bash") -> str:
     return prefix + "-" + "".join(secrets.choice(_ID_ALPHABET) for _ in range(8))
+
+
+def _is_signal(number: int) -> bool:
+    try:
+        signal.Signals(number)
+    except ValueError:
+        return False
+    return True
 
 
 def signal_name(number: int) -> str:
@@ -120,6 +131,8 @@ class ShellTask:
         self.reason: str | None = None
         """Why it ended, when not simply by exiting: stopped, timed out, too much output."""
         self.timeout: float | None = None
+        self.sandboxed = False
+        """Runs under bubblewrap (in a PID namespace of its own)."""
         self.leftovers = 0
         """Processes still running when the command exited, which were then stopped."""
         self.detached = False
@@ -220,15 +233,28 @@ class BackgroundTasks:
 
     async def check(self) -> list[Diagnostic]:
         """Probe what commands need (the sandbox, when configured); problems as diagnostics."""
-        problem = await self.launcher.sandbox.check()
+        sandbox = self.launcher.sandbox
+        problem = await sandbox.check()
         if problem is None:
             return []
+        if sandbox.refusal is None:
+            return [
+                Diagnostic(
+                    "warning",
+                    "[shell] sandbox",
+                    f"{problem}. Commands run without the sandbox (secrets not masked, "
+                    "processes not confined), behind the permission rules only; install "
+                    'bubblewrap, or set [shell] sandbox = "none" to run unconfined without '
+                    "this warning.",
+                )
+            ]
         return [
             Diagnostic(
                 "error",
                 "[shell] sandbox",
                 f"{problem}. Bash will refuse every command rather than run it unconfined; "
-                'install bubblewrap or set [shell] sandbox = "none".',
+                'install bubblewrap or set [shell] sandbox = "auto" (falls back to running '
+                'unconfined) or "none".',
             )
         ]
 
@@ -251,7 +277,11 @@ class BackgroundTasks:
         foreground one is timed by its caller and may move to the background later."""
         if self._closing:
             raise TaskError("The runtime is closing; no new commands can start.")
-        await self.launcher.sandbox.check()  # at once, unless `check()` ran at start-up
+        sandbox = self.launcher.sandbox
+        if not sandbox.checked:  # at once, unless `check()` ran at start-up (it reports)
+            await sandbox.check()
+            if sandbox.unavailable is not None:
+                log.warning("the shell sandbox is unavailable: %s", sandbox.unavailable)
         if self.refusal is not None:
             raise TaskError(f"Commands are refused: {self.refusal}.")
         if background and len(self.running_background()) >= self.config.max_background_tasks:
@@ -268,7 +298,13 @@ class BackgroundTasks:
             cap_bytes=self.config.log_limit_bytes,
             tail_bytes=self.config.preview_bytes,
         )
-        argv = self.launcher.argv(command, directory)
+        if self.launcher.sandbox.active and self.env.which(self.launcher.program) is None:
+            # Inside bubblewrap a missing shell is only bwrap's exit code 1: say it plainly.
+            raise TaskError(
+                f"The command could not be started: the shell {self.launcher.program} was "
+                "not found or is not executable; set [shell] shell to one that exists."
+            )
+        argv = await self.launcher.prepare(command, directory)
         try:
             process = await self.env.spawn(
                 argv,
@@ -294,6 +330,7 @@ class BackgroundTasks:
             output,
             background=background,
         )
+        task.sandboxed = self.launcher.sandbox.active
         if sink is not None:
             task.sinks.append(sink)
         self._tasks[task_id] = task
@@ -414,6 +451,8 @@ class BackgroundTasks:
         env_release = self.env.release
         with contextlib.suppress(Exception):
             env_release(task.process)
+        if code is not None and task.sandboxed and code > 128 and _is_signal(code - 128):
+            code = 128 - code  # bubblewrap's init reports a death by signal N as 128 + N
         task.exit_code = code if code is not None and code >= 0 else None
         task.signal = -code if code is not None and code < 0 else None
         if task._stop_status is not None:
@@ -490,12 +529,20 @@ class BackgroundTasks:
         return task
 
     async def _terminate(self, task: ShellTask) -> None:
-        await self._terminate_session(task.pid, task.process)
+        await self._terminate_session(task.pid, task.process, sandboxed=task.sandboxed)
 
     async def _terminate_session(
-        self, session: int, process: asyncio.subprocess.Process | None = None
+        self,
+        session: int,
+        process: asyncio.subprocess.Process | None = None,
+        *,
+        sandboxed: bool = False,
     ) -> None:
-        """SIGTERM to every process of the session, the grace period, then SIGKILL."""
+        """SIGTERM to every process of the session, the grace period, then SIGKILL.
+
+        Sandboxed, the session leader is bubblewrap: a SIGTERM would kill it at once and,
+        through --die-with-parent, everything inside with SIGKILL, leaving no grace. So
+        SIGTERM goes to the others only; SIGKILL, at the end, to all of them."""
         loop = asyncio.get_running_loop()
 
         def gone() -> bool:
@@ -503,7 +550,14 @@ class BackgroundTasks:
                 return False
             return not self.env.session_processes(session)
 
-        self.env.signal_session(session, signal.SIGTERM)
+        if sandboxed:
+            for pid in self.env.session_processes(session):
+                if pid != session:
+                    # The sandbox runs on this machine; the env has no per-process signal.
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.kill(pid, signal.SIGTERM)
+        else:
+            self.env.signal_session(session, signal.SIGTERM)
         deadline = loop.time() + self.config.kill_grace
         while loop.time() < deadline:
             if gone():

@@ -1,0 +1,313 @@
+"""What the sandbox hides: the workspace's secret files and the user's credential files.
+
+Inside the sandbox each of them is covered by an empty read-only file (a credential
+directory by an empty read-only directory), so a command that names it, however quoted,
+reads nothing. Secrets of the workspace are what the file tools refuse: names that
+`sensitive_reason` flags, and `*.pem` / `*.key` files whose header is a private key.
+
+Finding them walks the workspace, which costs about 50 ms on a 20,000-file tree; doing
+that before every command would triple the cost of `echo hi`. So the walk is remembered
+per directory, with the directory's mtime: adding, removing or renaming an entry changes
+it, so before each command only the directories are stat'ed again (a few ms for 20,000
+files) and only the changed ones are read again. A directory modified within the last
+second is read again every time (its mtime may not yet show a change made in the same
+clock tick). Key files are re-read only when their size or mtime changed. Heavy folders
+nobody keeps secrets in (`.git`, `node_modules`, virtualenvs, caches) are not walked.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import shutil
+import stat
+import tempfile
+import threading
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from deftly.policy.sensitive import private_key_reason, sensitive_reason
+
+USER_CREDENTIALS: tuple[str, ...] = (
+    ".aws/credentials",
+    ".config/gcloud/credentials.db",
+    ".config/gcloud/access_tokens.db",
+    ".config/gcloud/application_default_credentials.json",
+    ".config/gcloud/legacy_credentials",
+    ".azure/accessTokens.json",
+    ".azure/msal_token_cache.json",
+    ".netrc",
+    "_netrc",
+    ".git-credentials",
+    ".config/git/credentials",
+    ".pgpass",
+    ".docker/config.json",
+    ".npmrc",
+    ".pypirc",
+    ".kube/config",
+    ".config/gh/hosts.yml",
+)
+"""Credential files under the home directory, masked in every sandboxed command, besides
+the SSH private keys of `~/.ssh` (by name, `id_*` but not `*.pub`, or by a private-key
+header). A directory here is masked whole."""
+
+SSH_DIR = ".ssh"
+PRUNED_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".jj",
+        "node_modules",
+        ".venv",
+        "venv",
+        "__pycache__",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".tox",
+        ".nox",
+    }
+)
+MAX_DIRECTORIES = 50_000
+MAX_SCAN_SECONDS = 3.0
+RECENT_NS = 1_000_000_000
+_KEY_SUFFIXES = (".pem", ".key")
+_NAME_MARKERS = ("env", "id_", "credential", "netrc", "pgpass")
+
+
+@dataclass(frozen=True, slots=True)
+class Mask:
+    """A path to cover inside the sandbox: with an empty directory if `directory`."""
+
+    path: Path
+    directory: bool = False
+
+
+def _may_be_secret(name: str) -> bool:
+    """A cheap filter before `sensitive_reason`: every name it flags contains a marker."""
+    low = name.lower()
+    return any(marker in low for marker in _NAME_MARKERS)
+
+
+@dataclass(slots=True)
+class _Listing:
+    """One directory as last read: its mtime, its secrets, its key files, its subdirectories."""
+
+    mtime_ns: int
+    inode: int
+    read_at_ns: int
+    secrets: list[Path] = field(default_factory=list)
+    keys: list[Path] = field(default_factory=list)
+    subdirs: list[Path] = field(default_factory=list)
+
+    def current(self, info: os.stat_result) -> bool:
+        if info.st_mtime_ns != self.mtime_ns or info.st_ino != self.inode:
+            return False
+        return self.read_at_ns - self.mtime_ns > RECENT_NS
+
+
+@dataclass(frozen=True, slots=True)
+class ScanResult:
+    """The secret files found, and whether the walk had to stop early (then it says why)."""
+
+    secrets: tuple[Path, ...]
+    incomplete: str | None = None
+
+
+class SecretScanner:
+    """The workspace's secret files, kept up to date cheaply (see the module docstring)."""
+
+    def __init__(
+        self, max_directories: int = MAX_DIRECTORIES, max_seconds: float = MAX_SCAN_SECONDS
+    ) -> None:
+        self.max_directories = max_directories
+        self.max_seconds = max_seconds
+        self._listings: dict[Path, _Listing] = {}
+        self._keys: dict[Path, tuple[int, int, int, bool]] = {}
+        self._lock = threading.Lock()
+
+    def scan(self, roots: Iterable[Path]) -> ScanResult:
+        with self._lock:
+            return self._scan([Path(os.path.realpath(root)) for root in roots])
+
+    def _scan(self, roots: list[Path]) -> ScanResult:
+        deadline = time.monotonic() + self.max_seconds
+        seen: set[Path] = set()
+        stack = list(reversed(roots))
+        found: list[Path] = []
+        keys: list[Path] = []
+        incomplete: str | None = None
+        while stack:
+            directory = stack.pop()
+            if directory in seen:
+                continue
+            if len(seen) >= self.max_directories or time.monotonic() > deadline:
+                incomplete = (
+                    f"the walk stopped after {len(seen):,} directories "
+                    f"({self.max_directories:,} or {self.max_seconds:g} s at most)"
+                )
+                break
+            seen.add(directory)
+            listing = self._listing(directory)
+            if listing is None:
+                continue
+            found.extend(listing.secrets)
+            keys.extend(listing.keys)
+            stack.extend(reversed(listing.subdirs))
+        if incomplete is None:
+            self._listings = {d: entry for d, entry in self._listings.items() if d in seen}
+            wanted = set(keys)
+            self._keys = {k: v for k, v in self._keys.items() if k in wanted}
+        found.extend(key for key in keys if self._is_private_key(key))
+        return ScanResult(tuple(dict.fromkeys(found)), incomplete)
+
+    def _listing(self, directory: Path) -> _Listing | None:
+        try:
+            info = os.stat(directory)
+        except OSError:
+            self._listings.pop(directory, None)
+            return None
+        cached = self._listings.get(directory)
+        if cached is not None and cached.current(info):
+            return cached
+        listing = _Listing(info.st_mtime_ns, info.st_ino, time.time_ns())
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            self._listings.pop(directory, None)
+            return None
+        lowered = str(directory).lower()
+        cloud = ".aws" in lowered or ".gcp" in lowered  # sensitive_reason looks at the path
+        for entry in entries:
+            name = entry.name
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if is_dir:
+                if name not in PRUNED_DIRS:
+                    listing.subdirs.append(Path(entry.path))
+                continue
+            path = Path(entry.path)
+            if (cloud or _may_be_secret(name)) and sensitive_reason(path) is not None:
+                listing.secrets.append(path)
+            elif name.lower().endswith(_KEY_SUFFIXES):
+                listing.keys.append(path)
+        listing.subdirs.sort()
+        self._listings[directory] = listing
+        return listing
+
+    def _is_private_key(self, path: Path) -> bool:
+        try:
+            info = os.stat(path)
+        except OSError:
+            return False
+        signature = (info.st_ino, info.st_size, info.st_mtime_ns)
+        cached = self._keys.get(path)
+        if cached is not None and cached[:3] == signature:
+            return cached[3]
+        private = private_key_reason(path) is not None
+        self._keys[path] = (*signature, private)
+        return private
+
+
+def user_credentials(home: Path, keep: Sequence[Path] = ()) -> list[Mask]:
+    """The user's credential files that exist: `USER_CREDENTIALS` and the SSH private keys
+    (and other names `sensitive_reason` flags) in `~/.ssh`. Paths in `keep` (the SSH agent's
+    socket) and what contains them stay visible."""
+    masks: list[Mask] = []
+    for relative in USER_CREDENTIALS:
+        path = home / relative
+        with contextlib.suppress(OSError):
+            if path.is_dir():
+                masks.append(Mask(path, directory=True))
+            elif path.exists():
+                masks.append(Mask(path))
+    ssh = home / SSH_DIR
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(ssh):
+            path = Path(entry.path)
+            if entry.is_file() and (sensitive_reason(path) is not None or _holds_private_key(path)):
+                masks.append(Mask(path))
+    kept = [Path(os.path.realpath(p)) for p in keep]
+    return [m for m in masks if not any(k == m.path or m.path in k.parents for k in kept)]
+
+
+def _holds_private_key(path: Path) -> bool:
+    """Any private key, whatever its name (`~/.ssh/deploy`): its first bytes say so."""
+    try:
+        with open(path, "rb", buffering=0) as handle:
+            head = handle.read(4096)
+    except OSError:
+        return False
+    return b"PRIVATE KEY" in head
+
+
+def resolve_masks(masks: Iterable[Mask]) -> list[Mask]:
+    """The real paths to cover, for what exists now: a link is followed (covering its
+    target covers every name of it), a vanished path is dropped (bubblewrap would create an
+    empty file in its place), and each real path appears once."""
+    out: dict[Path, Mask] = {}
+    for mask in masks:
+        real = Path(os.path.realpath(mask.path))
+        try:
+            mode = os.stat(real).st_mode
+        except OSError:
+            continue
+        if mask.directory and stat.S_ISDIR(mode):
+            out.setdefault(real, Mask(real, directory=True))
+        elif not mask.directory and stat.S_ISREG(mode):
+            out.setdefault(real, Mask(real))
+    return list(out.values())
+
+
+class MaskSources:
+    """An empty file and an empty directory to bind over secrets, in a private folder of
+    this process (removed at exit). Checked before each use and made again if anything
+    changed them: a command must not be able to turn the cover into the secret."""
+
+    def __init__(self) -> None:
+        self._folder: Path | None = None
+        self._lock = threading.Lock()
+
+    def folder(self) -> Path:
+        with self._lock:
+            if self._folder is None or not self._intact(self._folder):
+                self._folder = self._create()
+            return self._folder
+
+    @staticmethod
+    def _intact(folder: Path) -> bool:
+        try:
+            file_info = os.lstat(folder / "empty")
+            dir_info = os.lstat(folder / "empty.d")
+            return (
+                stat.S_ISREG(file_info.st_mode)
+                and file_info.st_size == 0
+                and file_info.st_uid == os.getuid()
+                and stat.S_ISDIR(dir_info.st_mode)
+                and not os.listdir(folder / "empty.d")
+            )
+        except OSError:
+            return False
+
+    @staticmethod
+    def _create() -> Path:
+        folder = Path(tempfile.mkdtemp(prefix="deftly-sandbox-"))
+        (folder / "empty").touch(mode=0o444)
+        (folder / "empty.d").mkdir(mode=0o555)
+        atexit.register(shutil.rmtree, folder, True)
+        return folder
+
+    def args(self, masks: Iterable[Mask]) -> list[str]:
+        """bubblewrap arguments: the private folder read-only, then every cover."""
+        folder = self.folder()
+        args = ["--ro-bind", str(folder), str(folder)]
+        for mask in masks:
+            source = folder / ("empty.d" if mask.directory else "empty")
+            args += ["--ro-bind", str(source), str(mask.path)]
+        return args
