@@ -3,16 +3,22 @@
 The shell can read anything, so this is defence in depth, not a wall (a sandbox is): a
 command that names `.env`, an SSH key, a credentials file or a path through `.git` declares
 it, and the engine's "secret or .git paths" link asks before yolo mode (or the fallback)
-would let it run unseen. Words are taken as the parser gave them (quotes removed); `~` is
-expanded, `--opt=value` looks at the value, and a glob counts when it could match a secret
-name and starts with a literal (`.e*`, `id_*`; not `*`). Nothing is read from disk:
-resolving a call does no I/O.
+would let it run unseen. Words are taken as the parser gave them (quotes removed, so
+`.en''v`, `".env"` and `\\.env` are `.env`) and expanded as far as can be known without
+running anything: `~`, `$HOME` / `${HOME}` are the home directory, `$PWD` / `${PWD}` the
+command's working directory; another variable stays as written in a folder and counts as
+`*` in a file name (`.env$X` may be `.env`). `--opt=value` looks at the value, and a glob
+counts when it could match a secret name and starts with a literal (`.e*`, `id_*`; not
+`*`). Code handed to an interpreter (`python3 -c "open('.env')"`, `perl -e`, `node -e`, an
+awk script) is a word holding quotes: each quoted string literal in it counts as a word
+too. Nothing is read from disk: resolving a call does no I/O.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -25,11 +31,17 @@ _MARKERS = ("env", "id_", "credential", "netrc", "pgpass", ".git")
 
 
 _GLOB_CHARS = frozenset("*?[")
+_VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
+_LITERAL = re.compile(r"'([^'\n]+)'|\"([^\"\n]+)\"|`([^`\n]+)`")
+_QUOTES = frozenset("'\"`\\")
 
 
 def may_name_secrets(command: str) -> bool:
-    """A cheap pre-check, so most commands are never parsed for this."""
+    """A cheap pre-check, so most commands are never parsed for this. Quotes and
+    backslashes are taken out first: `.en''v` and `\\.e\\nv` still say `env`."""
     lowered = command.lower()
+    if "'" in lowered or '"' in lowered or "\\" in lowered:
+        lowered = lowered.replace("'", "").replace('"', "").replace("\\", "")
     return any(marker in lowered for marker in _MARKERS) or not _GLOB_CHARS.isdisjoint(command)
 
 
@@ -46,6 +58,10 @@ def named_secrets(split: CommandSplit, cwd: Path, home: Path) -> tuple[str, ...]
 
 def _candidates(words: Iterable[str]) -> Iterable[str]:
     for word in words:
+        if not _QUOTES.isdisjoint(word):  # code for an interpreter: its string literals
+            for match in _LITERAL.finditer(word):
+                yield match.group(match.lastindex or 0)
+            yield _dequoted(word)  # or quotes the parser left in (`"$PWD"/.env''`)
         if word.startswith("-"):
             _, eq, value = word.partition("=")
             if eq:
@@ -56,15 +72,33 @@ def _candidates(words: Iterable[str]) -> Iterable[str]:
             yield word.split("=", 1)[1]
 
 
-def _absolute(word: str, cwd: Path, home: Path) -> str | None:
-    if not word or "$" in word or "\0" in word:
+def _dequoted(word: str) -> str:
+    return word.replace("'", "").replace('"', "").replace("`", "").replace("\\", "")
+
+
+def expand_word(word: str, cwd: Path, home: Path) -> str | None:
+    """`word` with what is known statically filled in (`~`, `$HOME`, `$PWD`), other
+    variables kept as written; None for a command substitution (parsed on its own)."""
+    if not word or "\0" in word or "$(" in word or "`" in word:
         return None
     if word == "~" or word.startswith("~/"):
         word = os.fspath(home) + word[1:]
+    if "$" not in word:
+        return word
+    known = {"HOME": os.fspath(home), "PWD": os.fspath(cwd)}
+    return _VARIABLE.sub(lambda m: known.get(m.group(1) or m.group(2), m.group(0)), word)
+
+
+def _absolute(raw: str, cwd: Path, home: Path) -> str | None:
+    word = expand_word(raw, cwd, home)
+    if word is None:
+        return None
     path = os.path.normpath(os.path.join(cwd, word))
     if has_git_component(path) or sensitive_reason(path) is not None:
         return path
     name = os.path.basename(path)
+    if "$" in name:  # an unknown variable may hold any text: a glob for the name
+        name = _VARIABLE.sub("*", name)
     if _GLOB_CHARS.isdisjoint(name) or name[0] in _GLOB_CHARS:
         return None  # a plain name, or a glob like `*` or `*.py` that names nothing secret
     for example in SECRET_NAME_EXAMPLES:
