@@ -80,7 +80,13 @@ class ExecEnv(ABC):
         `pinned` as for `open_read`."""
 
     @abstractmethod
-    def make_dirs(self, path: Path) -> None: ...
+    def make_dirs(self, path: Path, *, pinned: bool = False) -> None:
+        """Create `path` and its missing parents (an existing directory is fine).
+
+        `pinned` as for `open_read`: each missing directory is made inside the one above
+        it through an open handle, starting from the deepest existing one, so a directory
+        swapped for a link meanwhile raises PathChanged and nothing is created where the
+        link leads."""
 
     @abstractmethod
     def scandir(self, path: Path) -> Iterator[os.DirEntry[str]]: ...

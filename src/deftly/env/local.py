@@ -82,8 +82,22 @@ class LocalEnv(ExecEnv):
         finally:
             os.close(fd)
 
-    def make_dirs(self, path: Path) -> None:
-        path.mkdir(parents=True, exist_ok=True)
+    def make_dirs(self, path: Path, *, pinned: bool = False) -> None:
+        if not pinned:
+            path.mkdir(parents=True, exist_ok=True)
+            return
+        existing, missing = _deepest_existing(path)
+        flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
+        directory = _open_pinned(existing, flags)
+        try:
+            for name in missing:
+                with contextlib.suppress(FileExistsError):  # made meanwhile: checked below
+                    os.mkdir(name, dir_fd=directory)
+                inner = _open_below(directory, name, existing / name)
+                os.close(directory)
+                directory, existing = inner, existing / name
+        finally:
+            os.close(directory)
 
     def scandir(self, path: Path) -> Iterator[os.DirEntry[str]]:
         with os.scandir(path) as entries:
@@ -389,6 +403,36 @@ def _open_pinned(path: Path, flags: int, mode: int = 0o666) -> int:
         os.close(fd)
         raise PathChanged(path, now)
     return fd
+
+
+def _deepest_existing(path: Path) -> tuple[Path, list[str]]:
+    """The deepest ancestor of `path` (itself included) that exists, and the names of the
+    directories missing below it, top first."""
+    missing: list[str] = []
+    current = path
+    while True:
+        try:
+            os.lstat(current)
+            return current, missing[::-1]
+        except OSError:
+            if current.parent == current:
+                raise
+            missing.append(current.name)
+            current = current.parent
+
+
+def _open_below(directory: int, name: str, path: Path) -> int:
+    """Open the directory `name` inside the open `directory`, never through a link."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        return os.open(name, flags, dir_fd=directory)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP or (
+            exc.errno == errno.ENOTDIR
+            and stat.S_ISLNK(os.stat(name, dir_fd=directory, follow_symlinks=False).st_mode)
+        ):
+            raise PathChanged(path, "a symbolic link") from None
+        raise
 
 
 def _replace_in(directory: int, path: Path, data: bytes, mode: int | None, *, pinned: bool) -> None:

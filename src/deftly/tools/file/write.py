@@ -162,7 +162,7 @@ class WriteTool(TrackedFileTool[WriteParams]):
 
     def _make_parent(self, raw: str, path: Path) -> None:
         try:
-            self.env.make_dirs(path.parent)
+            self.env.make_dirs(path.parent, pinned=True)  # a swapped directory: PathChanged
         except (FileExistsError, NotADirectoryError):
             raise FileToolFailed(self._parent_not_dir(raw, path)) from None
         except OSError as exc:
