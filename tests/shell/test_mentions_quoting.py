@@ -43,6 +43,9 @@ QUOTED = [
     ("perl -e 'open(F, \".env\")'", "/ws/.env"),
     ("node -e \"require('fs').readFileSync('.env')\"", "/ws/.env"),
     ("python3 -c \"print(open('$HOME/.netrc').read())\"", "/home/me/.netrc"),
+    ("python3 -c \"import os; os.system('cat .env')\"", "/ws/.env"),
+    ("perl -e 'open(F, \"<.env\"); print <F>'", "/ws/.env"),
+    ("ruby -e 'puts File.read(%q(x)) + File.read(\".env\")'", "/ws/.env"),
 ]
 
 

@@ -33,6 +33,7 @@ _MARKERS = ("env", "id_", "credential", "netrc", "pgpass", ".git")
 _GLOB_CHARS = frozenset("*?[")
 _VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 _LITERAL = re.compile(r"'([^'\n]+)'|\"([^\"\n]+)\"|`([^`\n]+)`")
+_LITERAL_SPLIT = re.compile(r"[\s<>|&;]+")
 _QUOTES = frozenset("'\"`\\")
 
 
@@ -60,7 +61,10 @@ def _candidates(words: Iterable[str]) -> Iterable[str]:
     for word in words:
         if not _QUOTES.isdisjoint(word):  # code for an interpreter: its string literals
             for match in _LITERAL.finditer(word):
-                yield match.group(match.lastindex or 0)
+                literal = match.group(match.lastindex or 0)
+                yield literal
+                if _LITERAL_SPLIT.search(literal):  # os.system('cat .env'), open(F, "<.env")
+                    yield from (part for part in _LITERAL_SPLIT.split(literal) if part)
             yield _dequoted(word)  # or quotes the parser left in (`"$PWD"/.env''`)
         if word.startswith("-"):
             _, eq, value = word.partition("=")
