@@ -39,6 +39,9 @@ QUOTED = [
     ("cat ${HOME}/.aws/credentials", "/home/me/.aws/credentials"),
     ("cat ~/.netrc", "/home/me/.netrc"),
     ("cat .env$SUFFIX", "/ws/.env"),  # an unknown variable may be empty
+    ("cat $'.env'", "/ws/.env"),
+    ('cat $".env"', "/ws/.env"),
+    ("cat $'\\x2e\\x65nv'", "/ws/.env"),  # ANSI-C quoting, decoded as bash does
     ("python3 -c \"open('.env')\"", "/ws/.env"),
     ("perl -e 'open(F, \".env\")'", "/ws/.env"),
     ("node -e \"require('fs').readFileSync('.env')\"", "/ws/.env"),

@@ -16,6 +16,7 @@ too. Nothing is read from disk: resolving a call does no I/O.
 
 from __future__ import annotations
 
+import codecs
 import fnmatch
 import os
 import re
@@ -34,6 +35,8 @@ _GLOB_CHARS = frozenset("*?[")
 _VARIABLE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 _LITERAL = re.compile(r"'([^'\n]+)'|\"([^\"\n]+)\"|`([^`\n]+)`")
 _LITERAL_SPLIT = re.compile(r"[\s<>|&;]+")
+_ANSI_C = re.compile(r"\$'((?:[^'\\]|\\.)*)'")
+_STRAY_DOLLAR = re.compile(r"\$(?![A-Za-z_{])")
 _QUOTES = frozenset("'\"`\\")
 
 
@@ -42,6 +45,8 @@ def may_name_secrets(command: str) -> bool:
     backslashes are taken out first: `.en''v` and `\\.e\\nv` still say `env`."""
     lowered = command.lower()
     if "'" in lowered or '"' in lowered or "\\" in lowered:
+        if "$'" in lowered:
+            return True  # $'\x2e\x65nv': only decoding tells
         lowered = lowered.replace("'", "").replace('"', "").replace("\\", "")
     return any(marker in lowered for marker in _MARKERS) or not _GLOB_CHARS.isdisjoint(command)
 
@@ -50,11 +55,25 @@ def named_secrets(split: CommandSplit, cwd: Path, home: Path) -> tuple[str, ...]
     """Absolute paths of the secret or `.git` files the command's words name."""
     found: dict[str, None] = {}
     for segment in split.segments:
-        for word in _candidates(segment.words):
+        for word in (*_candidates(segment.words), *_ansi_c_strings(segment.text)):
             path = _absolute(word, cwd, home)
             if path is not None:
                 found.setdefault(path)
     return tuple(found)
+
+
+def _ansi_c_strings(text: str) -> list[str]:
+    """The `$'...'` strings of a command as bash decodes them (the parser keeps them
+    raw): `cat $'\\x2eenv'` reads `.env`."""
+    if "$'" not in text:
+        return []
+    decoded: list[str] = []
+    for match in _ANSI_C.finditer(text):
+        try:
+            decoded.append(codecs.decode(match.group(1), "unicode_escape"))
+        except (UnicodeDecodeError, ValueError):
+            continue
+    return decoded
 
 
 def _candidates(words: Iterable[str]) -> Iterable[str]:
@@ -90,7 +109,8 @@ def expand_word(word: str, cwd: Path, home: Path) -> str | None:
     if "$" not in word:
         return word
     known = {"HOME": os.fspath(home), "PWD": os.fspath(cwd)}
-    return _VARIABLE.sub(lambda m: known.get(m.group(1) or m.group(2), m.group(0)), word)
+    word = _VARIABLE.sub(lambda m: known.get(m.group(1) or m.group(2), m.group(0)), word)
+    return _STRAY_DOLLAR.sub("", word)  # what the parser leaves of $".env" is `$.env`
 
 
 def _absolute(raw: str, cwd: Path, home: Path) -> str | None:
