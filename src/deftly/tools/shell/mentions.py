@@ -11,7 +11,8 @@ command's working directory; another variable stays as written in a folder and c
 counts when it could match a secret name and starts with a literal (`.e*`, `id_*`; not
 `*`). Code handed to an interpreter (`python3 -c "open('.env')"`, `perl -e`, `node -e`, an
 awk script) is a word holding quotes: each quoted string literal in it counts as a word
-too. Nothing is read from disk: resolving a call does no I/O.
+too, and so does each of its words (`os.system('cat .env')`). `$'...'` strings are decoded
+as bash does (`$'\\x2e\\x65nv'`). Nothing is read from disk: resolving a call does no I/O.
 """
 
 from __future__ import annotations
