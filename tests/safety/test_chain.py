@@ -308,7 +308,7 @@ def test_rules_match_by_name_glob_and_pattern(git_ws: Path) -> None:
     deep = execution(matcher=glob_rule_matcher("git log src/a"))
     assert eng.decide("Bash", git, WRITES).link is Link.ALLOW_RULES
     assert eng.decide("Bash", npm, WRITES).link is Link.FALLBACK
-    assert eng.decide("Bash", deep, WRITES).link is Link.FALLBACK, "* does not cross /"
+    assert eng.decide("Bash", deep, WRITES).link is Link.ALLOW_RULES, "* crosses / in commands"
     path = git_ws / "SRC" / "Deep" / ".hidden"
     peek = execution(Accesses.read_file(git_ws / "x"), matcher=path_rule_matcher(path, cwd=git_ws))
     assert eng.decide("Peek", peek, WRITES).link is Link.ALLOW_RULES, "paths: any case, dotfiles"

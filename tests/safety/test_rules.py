@@ -55,9 +55,20 @@ def test_literal_rules_match_only_their_subject() -> None:
     ("subject", "pattern", "expected"),
     [
         ("git status", "git *", True),
-        ("git log src/foo", "git *", False),
-        ("rm -rf /", "rm *", False),
-        ("rm -rf x/", "rm -rf *", False),
+        # `*` in a command pattern crosses `/` (issue 10: `rm -rf *` must cover these)
+        ("git log src/foo", "git *", True),
+        ("rm -rf /", "rm *", True),
+        ("rm -rf x/", "rm -rf *", True),
+        ("rm -rf /abs/path", "rm -rf *", True),
+        # ...but nothing is added at the end: no trailing-slash leeway
+        ("ls/", "ls", False),
+        ("rm -rf x/", "rm -rf x", False),
+        ("rm -rf x//", "rm -rf x", False),
+        # the prefix form other agents use
+        ("npm run test", "npm run test:*", True),
+        ("npm run test -- -x", "npm run test:*", True),
+        ("npm run testing", "npm run test:*", False),
+        ("npm run", "npm run test:*", False),
         ("ls", "ls", True),
         ("npm test && rm -rf x", "npm test*", True),
         ("Git status", "git *", False),

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from deftly import RuleMatch, Runtime
 from deftly.policy import escape_subject, literal_rule, parse_rule
+from deftly.tools.shell.commands import SHELLS, SOURCE_COMMANDS, interpreter
 from deftly.tools.shell.rules import (
     CommandMatcher,
     harmless_assignment,
@@ -277,7 +278,14 @@ RESERVED = {
 
 
 def _plain(command: str) -> bool:
-    return command.split(maxsplit=1)[0] not in RESERVED
+    """Not a reserved word, and not a command that runs code deftly cannot see (a shell,
+    `.`/`source`, an interpreter): those are opaque, never parsed for certain (issue 10)."""
+    head = command.split(maxsplit=1)[0]
+    return head not in RESERVED and not _runs_hidden_code(head)
+
+
+def _runs_hidden_code(head: str) -> bool:
+    return head in SHELLS or head in SOURCE_COMMANDS or interpreter(head) is not None
 
 
 @settings(deadline=None, max_examples=150)

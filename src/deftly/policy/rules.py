@@ -2,8 +2,11 @@
 
 The tool part may be a glob (`mcp__github__*`, `*`). The pattern part is matched by the
 call itself through `ToolExecution.matches_rule`: path patterns for file tools
-(case-insensitive, anchored at the working directory), command/query patterns for the rest
-(case-sensitive, `*` does not cross `/`). A leading `!` negates a pattern.
+(case-insensitive, anchored at the working directory, `*` stays within one path
+component), command/query patterns for the rest (case-sensitive, `*` matches any characters,
+`/` included, so `Bash(rm -rf *)` covers `rm -rf /abs/path`). A text pattern ending in `:*`
+is the prefix form other agents use: `npm run test:*` is `npm run test` alone or followed by
+a space and anything. A leading `!` negates a pattern.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from wcmatch import fnmatch as wcfnmatch
 from wcmatch import glob as wcglob
 
 from deftly.contract.errors import DeftlyError
@@ -27,6 +31,8 @@ _PATH_FLAGS = _GLOB_FLAGS | wcglob.IGNORECASE
 _PATH_MATCH_FLAGS = _PATH_FLAGS | wcglob.DOTGLOB
 _NAME_MAGIC = frozenset("*?[]{}")
 _PREFILTER_UNSAFE = frozenset("[]{}()|\\!+@")
+_TEXT_FLAGS = wcfnmatch.BRACE | wcfnmatch.EXTMATCH | wcfnmatch.DOTMATCH | wcfnmatch.FORCEUNIX
+PREFIX_SUFFIX = ":*"
 
 
 class RuleSyntaxError(DeftlyError):
@@ -126,19 +132,47 @@ def _compiled(patterns: tuple[str, ...], flags: int, exact_end: bool = False) ->
 
 
 def _globmatch(subject: str, pattern: str, flags: int) -> bool:
-    """Command, query and tool-name matching (no trailing-slash leeway)."""
+    """Tool-name matching (no trailing-slash leeway)."""
     return _compiled((pattern,), flags, True).fullmatch(subject) is not None
 
 
+def prefix_form(pattern: str) -> str | None:
+    """`npm run test` for the prefix form `npm run test:*` (an unescaped `:*` at the very
+    end), else None."""
+    if not pattern.endswith(PREFIX_SUFFIX) or len(pattern) == len(PREFIX_SUFFIX):
+        return None
+    body = pattern[: -len(PREFIX_SUFFIX)]
+    backslashes = len(body) - len(body.rstrip("\\"))
+    return body if backslashes % 2 == 0 else None
+
+
+@functools.lru_cache(maxsize=4096)
+def _text_regex(pattern: str, ignore_case: bool) -> re.Pattern[str]:
+    """A text pattern as one regex: `*` and `?` match `/` too, braces and extglobs expand,
+    and nothing is added at the end (`ls` never matches `ls/`, `rm x` never `rm x/`)."""
+    flags = _TEXT_FLAGS | (wcfnmatch.IGNORECASE if ignore_case else 0)
+    prefix = prefix_form(pattern)
+    patterns = [prefix, prefix + " *"] if prefix is not None else [pattern]
+    include, _ = wcfnmatch.translate(patterns, flags=flags)
+    return re.compile("|".join(f"(?:{regex})" for regex in include) or "(?!)")
+
+
+def text_matches(subject: str, pattern: str, *, ignore_case: bool = False) -> bool:
+    """Whether a (non-negated) text pattern covers the whole subject."""
+    return _text_regex(pattern, ignore_case).fullmatch(subject) is not None
+
+
 def glob_matches(subject: str, pattern: str, *, ignore_case: bool = False) -> bool:
-    """Command/query matching: case-sensitive by default, `*` does not cross `/`."""
+    """Command/query matching: case-sensitive by default, `*` matches any characters (`/`
+    included), `prefix:*` is the prefix form, `!pattern` negates."""
     if not pattern:
         return True
     negate, positive = _negated(pattern)
-    flags = _PATH_FLAGS if ignore_case else _GLOB_FLAGS
-    hit = _globmatch(subject, positive, flags)
+    hit = text_matches(subject, positive, ignore_case=ignore_case)
     if not hit and (subject.startswith("./") or positive.startswith("./")):
-        hit = _globmatch(subject.removeprefix("./"), positive.removeprefix("./"), flags)
+        hit = text_matches(
+            subject.removeprefix("./"), positive.removeprefix("./"), ignore_case=ignore_case
+        )
     return hit != negate
 
 

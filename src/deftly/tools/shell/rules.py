@@ -19,14 +19,29 @@ too, and `find -exec` commands are looked at.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from deftly.contract.tool import RuleMatch
-from deftly.policy.rules import glob_matches
+from deftly.policy.rules import glob_matches, prefix_form, text_matches
+from deftly.tools.shell.commands import (
+    ARGUMENT_FEEDERS,
+    FIND_EXEC,
+    LOOSE_WRAPPERS,
+    SHELLS,
+    SOURCE_COMMANDS,
+    STRICT_WRAPPERS,
+    TEE,
+    Wrapper,
+    command_name,
+    harmless_output,
+    interpreter,
+    interpreter_reason,
+    shell_reason,
+    tee_targets,
+)
 from deftly.tools.shell.scan import Scan, for_parser, heredoc_expansions, scan
 
 MAX_PARSE_CHARS = 20_000
@@ -66,68 +81,17 @@ _DANGEROUS_NAMES = frozenset(
 _DANGEROUS_PREFIXES = ("LD_", "DYLD_", "GIT_", "BASH_FUNC_", "NPM_CONFIG_", "PIP_")
 _DANGEROUS_SUFFIXES = ("PATH", "_OPTIONS", "OPT", "OPTS", "LIB", "_HOOK")
 _HARMLESS_REDIRECT = re.compile(r"^(?:\d*[<>]&(?:\d+|-)|(?:\d*|&)>>?\s*/dev/null)$")
-_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "busybox"})
-_SHELL_VALUE_OPTIONS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
-_FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
-
-
-@dataclass(frozen=True, slots=True)
-class _Wrapper:
-    """How to step over a wrapper command to the command it runs."""
-
-    value_options: frozenset[str] = frozenset()
-    flags: frozenset[str] | None = None  # None: any flag
-    positional: int = 0
-    assignments: bool = False
-
-
-def _wrapper(
-    value_options: Iterable[str] = (),
-    flags: Iterable[str] | None = None,
-    positional: int = 0,
-    assignments: bool = False,
-) -> _Wrapper:
-    return _Wrapper(
-        frozenset(value_options),
-        None if flags is None else frozenset(flags),
-        positional,
-        assignments,
-    )
-
-
-_STRICT_WRAPPERS: dict[str, _Wrapper] = {
-    "timeout": _wrapper({"-s", "--signal", "-k", "--kill-after"}, positional=1),
-    "nice": _wrapper({"-n", "--adjustment"}),
-    "nohup": _wrapper(flags=()),
-    "env": _wrapper({"-u", "--unset"}, {"-i", "--ignore-environment", "-"}, assignments=True),
-    "time": _wrapper(flags={"-p"}),
-    "command": _wrapper(flags={"-p"}),
-    "builtin": _wrapper(flags=()),
-    "exec": _wrapper({"-a"}, {"-c", "-l", "-cl", "-lc"}),
-    "stdbuf": _wrapper({"-i", "-o", "-e"}),
-    "setsid": _wrapper(flags={"-f", "-w", "--fork", "--wait"}),
-    "ionice": _wrapper({"-c", "-n", "--class", "--classdata"}, {"-t", "--ignore"}),
-}
-_LOOSE_WRAPPERS: dict[str, _Wrapper] = {
-    **_STRICT_WRAPPERS,
-    "env": _wrapper({"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}, assignments=True),
-    "command": _wrapper(),
-    "exec": _wrapper({"-a"}),
-    "sudo": _wrapper(
-        {"-u", "-g", "-h", "-p", "-C", "-D", "-R", "-T", "-U", "--user", "--group", "--host"}
-    ),
-    "doas": _wrapper({"-u", "-C"}),
-    "xargs": _wrapper(
-        {"-n", "-L", "-P", "-d", "-E", "-s", "-a", "-I", "--max-args", "--max-procs"}
-    ),
-    "watch": _wrapper({"-n", "--interval"}),
-}
+_OUTPUT_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
+_EXPANSION_PARTS = frozenset({"parameter", "commandsubstitution", "processsubstitution"})
+_FALLBACK_REDIRECT = re.compile(
+    r"(?:^|(?<=[\s;&|()]))(?:[0-9]*|&)(?:>>?\|?|<>|>&)[ \t]*((?:'[^']*'|\"[^\"]*\"|[^\s;&|()<>])+)"
+)
 
 
 @dataclass(frozen=True, slots=True)
 class Segment:
     """One simple command: `strict` spellings may satisfy an allow; `loose` ones only a
-    deny."""
+    deny or an ask."""
 
     text: str
     strict: tuple[str, ...]
@@ -135,13 +99,25 @@ class Segment:
     words: tuple[str, ...] = ()
     """Its words (unquoted where the parser could) and redirection targets: what it may
     name as a file."""
+    redirects: tuple[str, ...] = ()
+    """The files its output is redirected to (`>`, `>>`, `>|`, `&>`, `N>`, `<>`, and the
+    files `tee` writes), unquoted, in order; never fd duplications (`2>&1`) or /dev/null,
+    the standard streams, a terminal."""
+    fed: tuple[str, ...] = ()
+    """Spellings of a command that is given more arguments from its input (`xargs rm`):
+    a deny or ask rule for any extension of them applies."""
 
 
 @dataclass(frozen=True, slots=True)
 class CommandSplit:
     segments: tuple[Segment, ...]
     parsed: bool
-    """False when some part could not be parsed for certain: never approved by a pattern."""
+    """False when some part could not be parsed for certain, or is opaque: never approved
+    by a pattern."""
+    opaque: tuple[str, ...] = ()
+    """Why some of what runs cannot be known from the text (a command word from an
+    expansion, a shell reading a script or its input, an interpreter given code), one
+    short reason per finding; empty when everything is static."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +125,12 @@ class _Token:
     kind: str  # "assignment" | "word" | "redirect"
     start: int
     value: str
+    raw: str = ""
+    """The word as written (quotes kept), to tell expansions from literal text."""
+    dynamic: bool = False
+    """A word whose value comes from an expansion (`$X`, `$(...)`, an unquoted glob)."""
+    target: str | None = None
+    """For an output redirection into a file: the file."""
 
 
 def _unique(items: Iterable[str]) -> tuple[str, ...]:
@@ -168,7 +150,30 @@ def harmless_assignment(word: str) -> bool:
     )
 
 
-def _skip_wrapper(tokens: Sequence[_Token], i: int, spec: _Wrapper, loose: bool) -> int | None:
+def raw_is_dynamic(raw: str) -> bool:
+    """Whether a word as written expands: `$`, a backtick, or an unquoted glob or brace
+    (`/usr/bin/r[m]`, `{rm,x}` run `rm`)."""
+    i = 0
+    quote = ""
+    while i < len(raw):
+        c = raw[i]
+        if c == "\\" and quote != "'":
+            i += 2
+            continue
+        if quote:
+            if c == quote:
+                quote = ""
+            elif quote == '"' and c in "$`":
+                return True
+        elif c in "'\"":
+            quote = c
+        elif c in "$`*?[" or (c == "{" and ("," in raw[i:] or ".." in raw[i:])):
+            return True
+        i += 1
+    return False
+
+
+def _skip_wrapper(tokens: Sequence[_Token], i: int, spec: Wrapper, loose: bool) -> int | None:
     """From just after a wrapper's name, the index of the command it runs (None: cannot
     tell, so the wrapper stays part of the command)."""
     n = len(tokens)
@@ -182,6 +187,9 @@ def _skip_wrapper(tokens: Sequence[_Token], i: int, spec: _Wrapper, loose: bool)
                 i += 1
                 continue
             return i
+        if value == "-" and spec.assignments:
+            i += 1
+            continue
         if value.startswith("-") and len(value) > 1:
             if value in spec.value_options:
                 i += 2
@@ -201,9 +209,10 @@ def _skip_wrapper(tokens: Sequence[_Token], i: int, spec: _Wrapper, loose: bool)
     return i if i < n else None
 
 
-def _strip(tokens: Sequence[_Token], *, loose: bool) -> int:
-    """How many leading tokens are assignments and wrappers (0 when nothing would be left)."""
-    wrappers = _LOOSE_WRAPPERS if loose else _STRICT_WRAPPERS
+def _command_start(tokens: Sequence[_Token], *, loose: bool) -> int:
+    """The index of the command word after leading assignments and wrappers (len(tokens)
+    when there is none)."""
+    wrappers = LOOSE_WRAPPERS if loose else STRICT_WRAPPERS
     i = 0
     n = len(tokens)
     while i < n:
@@ -218,23 +227,73 @@ def _strip(tokens: Sequence[_Token], *, loose: bool) -> int:
                 i += 1
                 continue
             break
-        spec = wrappers.get(token.value)
+        if token.dynamic:
+            break
+        spec = wrappers.get(command_name(token.value, loose=loose))
         if spec is None:
             break
         after = _skip_wrapper(tokens, i + 1, spec, loose)
         if after is None:
             break
         i = after
-    return i if i < n else 0
+    return i
+
+
+def _strip(tokens: Sequence[_Token], *, loose: bool) -> int:
+    """How many leading tokens are assignments and wrappers (0 when nothing would be left)."""
+    i = _command_start(tokens, loose=loose)
+    return i if i < len(tokens) else 0
 
 
 def _joined(tokens: Sequence[_Token]) -> str:
     return " ".join(token.value for token in tokens)
 
 
+def _named(tokens: Sequence[_Token], *, loose: bool) -> str:
+    """The tokens joined, the command word as a rule names it (`/usr/bin/rm` → `rm`)."""
+    if not tokens or tokens[0].kind != "word":
+        return _joined(tokens)
+    head = command_name(tokens[0].value, loose=loose)
+    return " ".join([head, *(token.value for token in tokens[1:])])
+
+
+def _words(tokens: Sequence[_Token]) -> list[str]:
+    return [token.value for token in tokens if token.kind == "word"]
+
+
+def _feeds_arguments(wrappers: Sequence[_Token]) -> bool:
+    """Whether a wrapper before the command adds arguments to it (`xargs`)."""
+    return any(
+        token.kind == "word" and command_name(token.value, loose=True) in ARGUMENT_FEEDERS
+        for token in wrappers
+    )
+
+
+def _find_exec(tokens: Sequence[_Token]) -> list[list[_Token]]:
+    """The commands `find ... -exec CMD ... ;` runs."""
+    if not tokens or command_name(tokens[0].value, loose=True) != "find":
+        return []
+    found: list[list[_Token]] = []
+    current: list[_Token] | None = None
+    for token in tokens[1:]:
+        if current is None:
+            if token.value in FIND_EXEC:
+                current = []
+        elif token.value in (";", "+"):
+            if current:
+                found.append(current)
+            current = None
+        else:
+            current.append(token)
+    if current:
+        found.append(current)
+    return found
+
+
 class _Splitter:
     def __init__(self) -> None:
         self.segments: list[Segment] = []
+        self.opaque: list[str] = []
 
     def split(self, text: str, depth: int) -> bool:
         """Add the segments of `text`; False when any part is not parsed for certain."""
@@ -274,31 +333,74 @@ class _Splitter:
         """Segments from the scanner alone: good enough for a deny, never for an allow."""
         for segment in scanned.segments:
             words = segment.split()
-            tokens = [_Token("assignment" if _ASSIGNMENT.match(w) else "word", 0, w) for w in words]
-            forms = [segment, _joined(tokens)]
+            tokens = [
+                _Token(
+                    "assignment" if _ASSIGNMENT.match(w) else "word",
+                    0,
+                    _unquoted([w])[0],
+                    w,
+                    raw_is_dynamic(w),
+                )
+                for w in words
+            ]
+            forms = [segment, _joined(tokens), " ".join(words)]
             k = _strip(tokens, loose=True)
             if k:
-                forms.append(_joined(tokens[k:]))
+                forms += [_joined(tokens[k:]), " ".join(words[k:])]
+            run = tokens[k:]
+            forms.append(_named(run, loose=True))
+            forms += [_named(sub, loose=True) for sub in _find_exec(run)]
             named = tuple(_unquoted(words))
-            self.segments.append(Segment(segment, _unique(forms), _unique(_unquoted(forms)), named))
+            redirects = [
+                target
+                for target in _unquoted(m.group(1) for m in _FALLBACK_REDIRECT.finditer(segment))
+                if target and not target.isdigit() and target != "-" and not harmless_output(target)
+            ]
+            self.segments.append(
+                Segment(
+                    segment, _unique(forms), _unique(_unquoted(forms)), named, _unique(redirects)
+                )
+            )
+            self.note_opaque(segment, run)
         if depth < MAX_DEPTH + 2:
             for _, inner in scanned.substitutions:
                 nested = scan(inner)
                 self._fallback(inner, nested, depth + 1)
 
+    def note_opaque(self, text: str, run: Sequence[_Token]) -> int | None:
+        """Record why the command `run` (wrappers taken off) cannot be known; for a shell
+        given `-c`, the index of its script among the words of `run`."""
+        words = [token for token in run if token.kind == "word"]
+        if not words:
+            return None
+        head = words[0]
+        if head.dynamic:
+            self.opaque.append(f"the command word of {_code(text)} comes from an expansion")
+            return None
+        name = command_name(head.value, loose=True)
+        rest = [token.value for token in words[1:]]
+        if name in SOURCE_COMMANDS:
+            sourced = rest[0] if rest else "from its standard input"
+            self.opaque.append(f"{name} runs the script {sourced}, which deftly cannot inspect")
+            return None
+        if name in SHELLS:
+            reason, index = shell_reason(name, rest)
+            if reason is not None:
+                self.opaque.append(reason)
+            return None if index is None else index + 1
+        spec = interpreter(name)
+        if spec is not None:
+            reason = interpreter_reason(name, spec, rest)
+            if reason is not None:
+                self.opaque.append(reason)
+        return None
 
-_REDIRECT_OPERATOR = re.compile(r"^[0-9]*(?:&>>?|<<<|<>|>&|<&|>>?\|?|<)\s*")
 
-
-def _file_words(tokens: Sequence[_Token]) -> tuple[str, ...]:
-    """The words and redirection targets of one command, as the parser gave them."""
-    words: list[str] = []
-    for token in tokens:
-        if token.kind == "redirect":
-            words.append(_REDIRECT_OPERATOR.sub("", token.value).strip("'\""))
-        else:
-            words.append(token.value)
-    return tuple(word for word in words if word)
+def _code(text: str, limit: int = 60) -> str:
+    """A command quoted as code in a message (shortened, on one line)."""
+    text = " ".join(text.split())
+    text = text if len(text) <= limit else text[: limit - 3] + "..."
+    return f"`` {text} ``" if "`" in text else f"`{text}`"
 
 
 def _unquoted(forms: Iterable[str]) -> list[str]:
@@ -314,6 +416,25 @@ def _children(node: Any) -> Iterable[Any]:
         value = getattr(node, attr, None)
         if hasattr(value, "kind"):
             yield value
+
+
+def _word_dynamic(part: Any, source: str) -> bool:
+    if any(getattr(p, "kind", None) in _EXPANSION_PARTS for p in getattr(part, "parts", [])):
+        return True
+    return raw_is_dynamic(source[part.pos[0] : part.pos[1]])
+
+
+def _output_target(part: Any) -> Any | None:
+    """The word node an output redirection writes to (None: not a file written)."""
+    output: Any = getattr(part, "output", None)
+    if getattr(output, "kind", None) != "word":
+        return None
+    kind = part.type
+    if kind in _OUTPUT_REDIRECTS:
+        return output
+    if kind == ">&" and not (output.word.isdigit() or output.word == "-"):
+        return output  # `>&file` is `&>file`
+    return None
 
 
 @dataclass
@@ -340,13 +461,28 @@ class _Visitor:
         tokens: list[_Token] = []
         for part in node.parts:
             start = part.pos[0]
+            raw = self.source[start : part.pos[1]]
             if part.kind == "assignment":
-                tokens.append(_Token("assignment", start, part.word))
+                tokens.append(_Token("assignment", start, part.word, raw))
             elif part.kind == "word":
-                tokens.append(_Token("word", start, part.word))
+                tokens.append(
+                    _Token("word", start, part.word, raw, _word_dynamic(part, self.source))
+                )
             elif part.kind == "redirect":
                 end = min(part.pos[1], node.pos[1])
-                tokens.append(_Token("redirect", start, self.source[start:end].strip()))
+                target = _output_target(part)
+                if target is not None and _word_dynamic(target, self.source):
+                    self.splitter.opaque.append(
+                        f"{_code(self.source[start:end])} writes to a file named by an expansion"
+                    )
+                tokens.append(
+                    _Token(
+                        "redirect",
+                        start,
+                        self.source[start:end].strip(),
+                        target=None if target is None else target.word,
+                    )
+                )
         if not tokens:
             return
         end = node.pos[1]
@@ -355,72 +491,75 @@ class _Visitor:
         k = _strip(tokens, loose=False)
         if k:
             strict += [self.source[tokens[k].start : end].strip(), _joined(tokens[k:])]
+        strict.append(_named(tokens[k:], loose=False))
         quiet = [t for t in tokens[k:] if not _HARMLESS_REDIRECT.match(t.value)]
         if quiet and len(quiet) < len(tokens) - k and quiet[0].kind == "word":
-            strict.append(_joined(quiet))  # `cmd 2>&1`, `cmd >/dev/null` are still `cmd`
+            strict += [_joined(quiet), _named(quiet, loose=False)]  # `cmd 2>&1` is `cmd`
         loose: list[str] = []
         kl = _strip(tokens, loose=True)
         if kl:
             loose += [self.source[tokens[kl].start : end].strip(), _joined(tokens[kl:])]
         run = tokens[kl:]
-        loose += self._find_exec(run)
+        loose.append(_named(run, loose=True))
+        redirects = [t.target for t in tokens if t.target is not None]
+        if run and command_name(run[0].value, loose=True) == TEE:
+            redirects += tee_targets(_words(run[1:]))
+        fed = [_named(run, loose=True)] if _feeds_arguments(tokens[:kl]) else []
+        for sub in _find_exec(run):
+            loose.append(_joined(sub))
+            inner = sub[_strip(sub, loose=True) :]
+            loose.append(_named(inner, loose=True))
+            self._nested(inner, " ".join(t.value for t in sub))
         self.splitter.segments.append(
-            Segment(text, _unique(strict), _unique(loose), _file_words(tokens))
+            Segment(
+                text,
+                _unique(strict),
+                _unique(loose),
+                _file_words(tokens),
+                _unique(r for r in redirects if not harmless_output(r)),
+                _unique(fed),
+            )
         )
-        self._nested_script(run)
+        self._nested(run, text)
 
-    @staticmethod
-    def _find_exec(tokens: Sequence[_Token]) -> list[str]:
-        if not tokens or os.path.basename(tokens[0].value) != "find":
-            return []
-        found: list[str] = []
-        current: list[str] | None = None
-        for token in tokens[1:]:
-            if current is None:
-                if token.value in _FIND_EXEC:
-                    current = []
-            elif token.value in (";", "+"):
-                found.append(" ".join(current))
-                current = None
-            else:
-                current.append(token.value)
-        if current:
-            found.append(" ".join(current))
-        return found
-
-    def _nested_script(self, tokens: Sequence[_Token]) -> None:
-        """`bash -c 'script'` and `eval words` run more commands: split those too."""
-        if not tokens or tokens[0].kind != "word":
+    def _nested(self, run: Sequence[_Token], text: str) -> None:
+        """Note what is opaque about `run`; `bash -c 'script'` and `eval words` run more
+        commands: split those too."""
+        words = [t for t in run if t.kind == "word"]
+        if not words:
             return
-        name = os.path.basename(tokens[0].value)
-        if name == "eval":
-            script = _joined([t for t in tokens[1:] if t.kind == "word"])
+        if not words[0].dynamic and command_name(words[0].value, loose=True) == "eval":
+            script = _joined(words[1:])
             self.parsed = self.splitter.split(script, self.depth + 1) and self.parsed
             return
-        if name not in _SHELLS:
-            return
-        words = [t.value for t in tokens[1:] if t.kind == "word"]
-        i = 0
-        while i < len(words):
-            value = words[i]
-            if value in _SHELL_VALUE_OPTIONS:
-                i += 2
-                continue
-            if value.startswith("-") and not value.startswith("--") and "c" in value[1:]:
-                if i + 1 < len(words):
-                    script = words[i + 1]
-                    self.parsed = self.splitter.split(script, self.depth + 1) and self.parsed
-                return
-            if not value.startswith(("-", "+")):
-                return  # a script file, not a -c string
-            i += 1
+        index = self.splitter.note_opaque(text, run)
+        if index is not None and index < len(words):
+            script = words[index].value
+            self.parsed = self.splitter.split(script, self.depth + 1) and self.parsed
+
+
+_REDIRECT_OPERATOR = re.compile(r"^[0-9]*(?:&>>?|<<<|<>|>&|<&|>>?\|?|<)\s*")
+
+
+def _file_words(tokens: Sequence[_Token]) -> tuple[str, ...]:
+    """The words and redirection targets of one command, as the parser gave them."""
+    words: list[str] = []
+    for token in tokens:
+        if token.kind == "redirect":
+            words.append(_REDIRECT_OPERATOR.sub("", token.value).strip("'\""))
+        else:
+            words.append(token.value)
+    return tuple(word for word in words if word)
 
 
 def split_command(command: str) -> CommandSplit:
     """The simple commands of a command line, for matching rules one at a time."""
     splitter = _Splitter()
     parsed = splitter.split(command, 0)
-    return CommandSplit(tuple(splitter.segments), parsed and bool(splitter.segments))
+    opaque = _unique(splitter.opaque)
+    return CommandSplit(
+        tuple(splitter.segments), parsed and bool(splitter.segments) and not opaque, opaque
+    )
 
 
 def literal_pattern(pattern: str) -> str | None:
@@ -440,6 +579,45 @@ def literal_pattern(pattern: str) -> str | None:
     return "".join(out)
 
 
+def _literal_head(pattern: str) -> str:
+    """The text every subject of `pattern` starts with (up to its first glob character)."""
+    prefix = prefix_form(pattern)
+    if prefix is not None:
+        pattern = prefix + " *"
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and i + 1 < len(pattern):
+            out.append(pattern[i + 1])
+            i += 2
+            continue
+        if c in _GLOB_SPECIAL:
+            break
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def command_matches(form: str, pattern: str) -> bool:
+    """One spelling of a command against one pattern: `*` crosses `/`, no `./` leeway
+    (`./rm` is not the `rm` an allow rule names), `!` negates."""
+    if not pattern:
+        return True
+    if pattern.startswith("!") and not pattern.startswith("!("):
+        return not text_matches(form, pattern[1:])
+    return text_matches(form, pattern)
+
+
+def _fed_matches(form: str, pattern: str) -> bool:
+    """Whether `pattern` may cover `form` once more arguments are added (`xargs rm` runs
+    `rm` with arguments from its input, so `rm -rf *` may apply)."""
+    if pattern.startswith("!") and not pattern.startswith("!("):
+        return False
+    head = _literal_head(pattern)
+    return bool(head) and (head.startswith(form + " ") or (form + " ").startswith(head))
+
+
 def match_command_jointly(split: CommandSplit, command: str, patterns: Sequence[str]) -> RuleMatch:
     """FULL when the patterns together cover every simple command (each by at least one),
     or one of them is the whole command written out; PARTIAL when they cover some."""
@@ -449,12 +627,15 @@ def match_command_jointly(split: CommandSplit, command: str, patterns: Sequence[
             return RuleMatch.FULL
 
     def hits(forms: Iterable[str]) -> bool:
-        return any(glob_matches(form, pattern) for pattern in patterns for form in forms)
+        return any(command_matches(form, pattern) for pattern in patterns for form in forms)
+
+    def fed(forms: Iterable[str]) -> bool:
+        return any(_fed_matches(form, pattern) for pattern in patterns for form in forms)
 
     segments = split.segments
     if split.parsed and all(hits(segment.strict) for segment in segments):
         return RuleMatch.FULL
-    if any(hits(segment.strict) or hits(segment.loose) for segment in segments):
+    if any(hits(segment.strict) or hits(segment.loose) or fed(segment.fed) for segment in segments):
         return RuleMatch.PARTIAL
     whole = command.strip()
     if any(glob_matches(whole, pattern) for pattern in patterns):

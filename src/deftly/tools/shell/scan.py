@@ -16,7 +16,22 @@ from dataclasses import dataclass, field
 _OPERATORS = ("&&", "||", ";;", "|&", ";", "|", "&", "(", ")")
 _WORD_BREAK = frozenset(" \t\n;&|()<>")
 _RESERVED_LEAD = frozenset(
-    {"{", "}", "!", "if", "then", "else", "elif", "while", "until", "do", "time", "fi", "done"}
+    {
+        "{",
+        "}",
+        "!",
+        "if",
+        "then",
+        "else",
+        "elif",
+        "while",
+        "until",
+        "do",
+        "time",
+        "coproc",
+        "fi",
+        "done",
+    }
 )
 _NOT_COMMANDS = frozenset({"for", "select", "case", "in", "esac", "function"})
 
@@ -39,7 +54,8 @@ class Scan:
     substitutions: list[tuple[int, str]] = field(default_factory=list)
     heredocs: list[Heredoc] = field(default_factory=list)
     keywords: list[tuple[int, int]] = field(default_factory=list)
-    """Spans of a leading `time` (and its `-p`), which the parser cannot read."""
+    """Spans of a leading `time` (and its `-p`) or `coproc` (and its NAME before a
+    compound command), which the parser cannot read."""
     complete: bool = True
 
 
@@ -276,17 +292,25 @@ class _Scanner:
             self.out.keywords.append((match.start(1), match.end(1)))
 
 
-_TIME = re.compile(r"[ \t]*(time(?:[ \t]+-p)?)(?=[ \t])")
+_TIME = re.compile(
+    r"[ \t]*(time(?:[ \t]+-p)?(?=[ \t])|coproc(?:[ \t]+[A-Za-z_][A-Za-z0-9_]*(?=[ \t]*[{(]))?"
+    r"(?=[ \t{(]))"
+)
 
 
 def _drop_reserved(segment: str) -> str:
     parts = segment.split(None, 1)
     while parts and parts[0] in _RESERVED_LEAD:
         segment = parts[1] if len(parts) > 1 else ""
+        if parts[0] == "coproc":
+            segment = _COPROC_NAME.sub("", segment)
         parts = segment.split(None, 1)
     for tail in (" }", ";}", " fi", " done"):
         segment = segment.removesuffix(tail)
     return segment.strip()
+
+
+_COPROC_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*[ \t]+(?=[{(])")
 
 
 def scan(text: str) -> Scan:
