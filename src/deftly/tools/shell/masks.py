@@ -95,19 +95,17 @@ def _may_be_secret(name: str) -> bool:
 
 @dataclass(slots=True)
 class _Listing:
-    """One directory as last read: its mtime, its secrets, its key files, its subdirectories."""
+    """One directory as last read: its mtime, its secrets, its key files, its subdirectories
+    (paths as strings: the walk before each command stats every directory, and Path objects
+    would double its cost)."""
 
     mtime_ns: int
     inode: int
-    read_at_ns: int
-    secrets: list[Path] = field(default_factory=list)
-    keys: list[Path] = field(default_factory=list)
-    subdirs: list[Path] = field(default_factory=list)
-
-    def current(self, info: os.stat_result) -> bool:
-        if info.st_mtime_ns != self.mtime_ns or info.st_ino != self.inode:
-            return False
-        return self.read_at_ns - self.mtime_ns > RECENT_NS
+    trusted: bool
+    """Its mtime was more than a second old when read: an unchanged mtime means no change."""
+    secrets: list[str] = field(default_factory=list)
+    keys: list[str] = field(default_factory=list)
+    subdirs: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,61 +124,69 @@ class SecretScanner:
     ) -> None:
         self.max_directories = max_directories
         self.max_seconds = max_seconds
-        self._listings: dict[Path, _Listing] = {}
-        self._keys: dict[Path, tuple[int, int, int, bool]] = {}
+        self._listings: dict[str, _Listing] = {}
+        self._keys: dict[str, tuple[int, int, int, bool]] = {}
         self._lock = threading.Lock()
 
     def scan(self, roots: Iterable[Path]) -> ScanResult:
         with self._lock:
-            return self._scan([Path(os.path.realpath(root)) for root in roots])
+            return self._scan([os.path.realpath(root) for root in roots])
 
-    def _scan(self, roots: list[Path]) -> ScanResult:
+    def _scan(self, roots: list[str]) -> ScanResult:
         deadline = time.monotonic() + self.max_seconds
-        seen: set[Path] = set()
+        seen: set[str] = set()
         stack = list(reversed(roots))
-        found: list[Path] = []
-        keys: list[Path] = []
+        found: list[str] = []
+        keys: list[str] = []
         incomplete: str | None = None
+        listings = self._listings
         while stack:
             directory = stack.pop()
             if directory in seen:
                 continue
-            if len(seen) >= self.max_directories or time.monotonic() > deadline:
+            if len(seen) >= self.max_directories or (
+                len(seen) % 64 == 0 and time.monotonic() > deadline
+            ):
                 incomplete = (
                     f"the walk stopped after {len(seen):,} directories "
                     f"({self.max_directories:,} or {self.max_seconds:g} s at most)"
                 )
                 break
             seen.add(directory)
-            listing = self._listing(directory)
-            if listing is None:
+            try:
+                info = os.stat(directory)
+            except OSError:
                 continue
+            listing = listings.get(directory)
+            if (
+                listing is None
+                or not listing.trusted
+                or listing.mtime_ns != info.st_mtime_ns
+                or listing.inode != info.st_ino
+            ):
+                listing = self._read(directory, info)
+                if listing is None:
+                    continue
+                listings[directory] = listing
             found.extend(listing.secrets)
             keys.extend(listing.keys)
             stack.extend(reversed(listing.subdirs))
         if incomplete is None:
-            self._listings = {d: entry for d, entry in self._listings.items() if d in seen}
+            self._listings = {d: entry for d, entry in listings.items() if d in seen}
             wanted = set(keys)
             self._keys = {k: v for k, v in self._keys.items() if k in wanted}
         found.extend(key for key in keys if self._is_private_key(key))
-        return ScanResult(tuple(dict.fromkeys(found)), incomplete)
+        return ScanResult(tuple(Path(p) for p in dict.fromkeys(found)), incomplete)
 
-    def _listing(self, directory: Path) -> _Listing | None:
-        try:
-            info = os.stat(directory)
-        except OSError:
-            self._listings.pop(directory, None)
-            return None
-        cached = self._listings.get(directory)
-        if cached is not None and cached.current(info):
-            return cached
-        listing = _Listing(info.st_mtime_ns, info.st_ino, time.time_ns())
+    @staticmethod
+    def _read(directory: str, info: os.stat_result) -> _Listing | None:
+        trusted = time.time_ns() - info.st_mtime_ns > RECENT_NS
+        listing = _Listing(info.st_mtime_ns, info.st_ino, trusted)
         try:
             entries = list(os.scandir(directory))
         except OSError:
-            self._listings.pop(directory, None)
             return None
-        lowered = str(directory).lower()
+        lowered = directory.lower()
         cloud = ".aws" in lowered or ".gcp" in lowered  # sensitive_reason looks at the path
         for entry in entries:
             name = entry.name
@@ -190,18 +196,16 @@ class SecretScanner:
                 continue
             if is_dir:
                 if name not in PRUNED_DIRS:
-                    listing.subdirs.append(Path(entry.path))
+                    listing.subdirs.append(entry.path)
                 continue
-            path = Path(entry.path)
-            if (cloud or _may_be_secret(name)) and sensitive_reason(path) is not None:
-                listing.secrets.append(path)
+            if (cloud or _may_be_secret(name)) and sensitive_reason(entry.path) is not None:
+                listing.secrets.append(entry.path)
             elif name.lower().endswith(_KEY_SUFFIXES):
-                listing.keys.append(path)
+                listing.keys.append(entry.path)
         listing.subdirs.sort()
-        self._listings[directory] = listing
         return listing
 
-    def _is_private_key(self, path: Path) -> bool:
+    def _is_private_key(self, path: str) -> bool:
         try:
             info = os.stat(path)
         except OSError:

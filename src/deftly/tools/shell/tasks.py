@@ -402,6 +402,12 @@ class BackgroundTasks:
                 self.env.session_processes(task.pid)
             )
 
+        if task.sandboxed:
+            # Nothing can linger: the shell's end ends its PID namespace, and the kernel
+            # kills what is left in it (bubblewrap exits as soon as its init reports the
+            # shell's end, while the init may take a few ms more to take it all down; a
+            # dying namespace cannot fork). No /proc scan needed.
+            return False
         while suspect():
             if loop.time() >= until:
                 return True
