@@ -13,7 +13,7 @@ import pytest
 
 from deftly import Runtime
 from deftly.tools.shell.launch import bundled_bwrap
-from tests.shell.conftest import marked_sleep, new_marker, processes_with, task_id_in
+from tests.shell.conftest import eventually, marked_sleep, new_marker, processes_with, task_id_in
 
 
 def _bwrap_works() -> str | None:
@@ -158,3 +158,36 @@ async def test_sandboxed_tasks_are_stopped_whole(make_runtime: Any) -> None:
     stopped = await rt.call("TaskStop", {"task_id": task_id})
     assert "status: killed" in stopped.text
     assert not processes_with(marker)
+
+
+@needs_bwrap
+async def test_the_strict_sandbox_masks_secrets_and_ends_setsid_children(
+    make_runtime: Any, workspace: Path
+) -> None:
+    (workspace / ".env").write_text("KEY=supersecret\n")
+    marker = new_marker()
+    rt: Runtime = await make_runtime(
+        config={"shell": {"sandbox": "bwrap"}}, mode="yolo", approve_asks=True
+    )
+    read = await rt.call("Bash", {"command": "cat .en''v; grep -r KEY ."})
+    assert "supersecret" not in read.text
+    started = await rt.call(
+        "Bash", {"command": f"setsid -f bash -c 'exec -a {marker} sleep 1000'; echo started"}
+    )
+    assert started.text.startswith("started")
+    assert await eventually(lambda: not processes_with(marker), 5)
+
+
+@needs_bwrap
+async def test_the_strict_sandbox_may_allow_writes_anywhere(
+    make_runtime: Any, workspace: Path
+) -> None:
+    outside = _outside_sandbox_dir(workspace) / f"sandbox-probe-{new_marker()}"
+    rt: Runtime = await make_runtime(
+        config={"shell": {"sandbox": {"mode": "bwrap", "write": "anywhere"}}}, approve_asks=True
+    )
+    try:
+        wrote = await rt.call("Bash", {"command": f"echo out > {outside} && cat {outside}"})
+        assert wrote.text == "out\n"
+    finally:
+        outside.unlink(missing_ok=True)

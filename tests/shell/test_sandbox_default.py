@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import threading
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -474,3 +475,31 @@ def test_user_credentials_keep_the_agent_socket(tmp_path: Path) -> None:
         tmp_path, keep=[tmp_path / ".config" / "gcloud" / "legacy_credentials" / "s"]
     )
     assert masks == [Mask(tmp_path / ".ssh" / "id_rsa")]
+
+
+# -- the configuration -------------------------------------------------------------------
+
+
+def test_sandbox_is_a_string_or_a_table_and_the_old_keys_still_apply() -> None:
+    from deftly.config.loader import parse_config
+    from deftly.config.shell import Confinement
+    from deftly.contract.errors import ConfigError
+
+    def confinement(shell: dict[str, Any]) -> Confinement:
+        return parse_config({"shell": shell}).shell.confinement
+
+    assert confinement({}) == Confinement("auto", "anywhere", True, ())
+    assert confinement({"sandbox": "bwrap"}) == Confinement("bwrap", "workspace", True, ())
+    assert confinement({"sandbox": "none"}).mode == "none"
+    table = {"sandbox": {"write": "workspace", "network": False, "writable": ["~/.cache"]}}
+    assert confinement(table) == Confinement("auto", "workspace", False, ("~/.cache",))
+    old = {"sandbox": "auto", "network": False, "writable": ["/srv"]}
+    assert confinement(old) == Confinement("auto", "anywhere", False, ("/srv",))
+    both = {"sandbox": {"network": True}, "network": False}
+    assert confinement(both).network is True  # the table wins over the old key
+    toml = '[shell]\ntimeout = 5\n[shell.sandbox]\nwrite = "workspace"\nnetwork = false\n'
+    assert parse_config(tomllib.loads(toml)).shell.confinement.write == "workspace"
+    with pytest.raises(ConfigError, match="sandbox"):
+        parse_config({"shell": {"sandbox": {"write": "everywhere"}}})
+    with pytest.raises(ConfigError, match="sandbox"):
+        parse_config({"shell": {"sandbox": {"mode": "firejail"}}})

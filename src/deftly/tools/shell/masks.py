@@ -72,8 +72,8 @@ PRUNED_DIRS = frozenset(
         ".nox",
     }
 )
-MAX_DIRECTORIES = 50_000
-MAX_SCAN_SECONDS = 3.0
+MAX_DIRECTORIES = 20_000
+MAX_SCAN_SECONDS = 2.0
 RECENT_NS = 1_000_000_000
 _KEY_SUFFIXES = (".pem", ".key")
 _NAME_MARKERS = ("env", "id_", "credential", "netrc", "pgpass")
