@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from deftly import Accesses, Tool, ToolContext, ToolExecution, ToolResult, ToolTraits, ToolUpdate
-from deftly.contract import FileIODisplay
+from deftly.contract import FileIODisplay, WriteHow
 from deftly.env import ExecEnv
 from deftly.policy import PathOp, Workspace, glob_rule_matcher, literal_rule, path_rule_matcher
 from deftly.policy.rules import resolved_rule_matcher
@@ -221,9 +222,17 @@ class ScribbleTool(Tool[WriteParams]):
 
 
 class WriteTool(ScribbleTool):
-    """The same, under the name the permission chain and plan mode know as "Write"."""
+    """The same under the name "Write", declaring (as the real Write does) that it
+    replaces the whole file, which the permission chain's restorable-write link reads."""
 
     name = "Write"
+
+    def resolve(self, args: WriteParams) -> ToolExecution:
+        execution = super().resolve(args)
+        path = execution.accesses.written_paths[0] if execution.accesses else args.path
+        return dataclasses.replace(
+            execution, accesses=Accesses.write_file(path, how=WriteHow.REPLACE)
+        )
 
 
 class NamedTool(Tool[EchoParams]):

@@ -21,7 +21,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
-from deftly.config.loader import LoadedConfig, load_config, parse_config
+from deftly.config.loader import LoadedConfig, load_config, parse_config, user_config_dir
 from deftly.config.model import DeftlyConfig
 from deftly.contract.diagnostics import Diagnostic
 from deftly.contract.errors import ConfigError, DeftlyError, ToolLoadError
@@ -45,6 +45,7 @@ from deftly.execution.permission_gate import PermissionGate
 from deftly.execution.spill import OutputBudget, Spiller
 from deftly.mcp.manager import McpManager
 from deftly.policy.approval import Approver, NonInteractiveApprover
+from deftly.policy.control import ControlFiles
 from deftly.policy.paths import Workspace
 from deftly.policy.permissions import (
     Mode,
@@ -301,7 +302,8 @@ class Runtime:
             allow=section.allow, ask=section.ask, deny=section.deny, origin=self.loaded.origin
         )
         chosen = parse_mode(mode, "Runtime(mode=...)") if mode is not None else section.mode
-        self.permissions = PermissionEngine(self.workspace, rules, chosen)
+        control = ControlFiles.of([user_config_dir()])
+        self.permissions = PermissionEngine(self.workspace, rules, chosen, control=control)
         self.gate = PermissionGate(
             self.permissions, self.events, approver=approver, approve_asks=approve_asks
         )
@@ -412,7 +414,9 @@ class Runtime:
         """The file tools' shared memory of what was read and written (stale-read guard)."""
         from deftly.tools.file.tracker import FileTracker
 
-        self.services.provide(FileTracker(self.config.files.stale_hash_max_bytes))
+        tracker = FileTracker(self.config.files.stale_hash_max_bytes)
+        self.services.provide(tracker)
+        self.permissions.seen_files = tracker.get  # a file this session saw may change
 
     async def _wire_shell(self) -> None:
         """Background tasks for Bash: one manager per runtime, its logs in the session

@@ -98,6 +98,11 @@ def build_layout(root: Path) -> Layout:
     _link(ws / "loop_b", "loop_a")
     _link(ws / "self", "self")
     _link(ws / "alias", "src")
+    # Committed, so manual mode may change these files unasked: git can restore them
+    # (issue 10 §2; an untracked file would ask).
+    git = ["git", "-C", str(ws), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "add", "-A"], check=True, timeout=60)
+    subprocess.run([*git, "commit", "-q", "-m", "layout"], check=True, timeout=60)
     return Layout(root, ws, outside, home)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from deftly.contract import Accesses, RuleMatch, ToolExecution, ToolResult, ToolTraits
+from deftly.contract import Accesses, RuleMatch, ToolExecution, ToolResult, ToolTraits, WriteHow
 from deftly.policy import Workspace, glob_rule_matcher, literal_rule, path_rule_matcher
 from deftly.policy.permissions import (
     CHAIN,
@@ -22,6 +22,7 @@ from deftly.policy.permissions import (
 
 READ_ONLY = ToolTraits(read_only=True)
 WRITES = ToolTraits()
+REPLACE = WriteHow.REPLACE
 
 
 NOTHING = Accesses.none()
@@ -97,9 +98,24 @@ def scenarios(
         "read-only-no-files": ("Echo", execution(), READ_ONLY, {}),
         "read-only-outside": ("Peek", execution(Accesses.read_file(outside / "a")), READ_ONLY, {}),
         "read-only-touches-anything": ("Peek", execution(None), READ_ONLY, {}),
-        "write-inside-git": ("Write", execution(Accesses.write_file(inside_file)), WRITES, {}),
-        "edit-inside-git": ("Edit", execution(Accesses.read_write_file(inside_file)), WRITES, {}),
-        "write-outside": ("Write", execution(Accesses.write_file(outside / "a")), WRITES, {}),
+        "write-inside-git": (
+            "Write",
+            execution(Accesses.write_file(inside_file, REPLACE)),
+            WRITES,
+            {},
+        ),
+        "edit-inside-git": (
+            "Edit",
+            execution(Accesses.read_write_file(inside_file, REPLACE)),
+            WRITES,
+            {},
+        ),
+        "write-outside": (
+            "Write",
+            execution(Accesses.write_file(outside / "a", REPLACE)),
+            WRITES,
+            {},
+        ),
         "write-declares-nothing": ("Write", execution(Accesses.none()), WRITES, {}),
         "other-writer-inside": (
             "Scribble",
@@ -174,12 +190,12 @@ EXPECTED: dict[str, dict[str, tuple[Verdict, Link]]] = {
         "auto": (Verdict.APPROVE, Link.AUTO_MODE),
     },
     "write-inside-git": {
-        "manual": (Verdict.APPROVE, Link.GIT_WRITE),
+        "manual": (Verdict.APPROVE, Link.RESTORABLE_WRITE),
         "yolo": (Verdict.APPROVE, Link.YOLO_MODE),
         "auto": (Verdict.APPROVE, Link.AUTO_MODE),
     },
     "edit-inside-git": {
-        "manual": (Verdict.APPROVE, Link.GIT_WRITE),
+        "manual": (Verdict.APPROVE, Link.RESTORABLE_WRITE),
         "yolo": (Verdict.APPROVE, Link.YOLO_MODE),
         "auto": (Verdict.APPROVE, Link.AUTO_MODE),
     },
@@ -219,12 +235,19 @@ def test_chain_order_in_every_mode(git_ws: Path, tmp_path: Path, name: str, mode
     assert decision.mode == Mode(mode)
 
 
-def test_writes_are_not_approved_outside_a_git_work_tree(plain_ws: Path) -> None:
-    call = execution(Accesses.write_file(plain_ws / "a.py"))
+def test_changing_a_file_outside_a_git_work_tree_asks(plain_ws: Path) -> None:
+    """Issue 10 §2: creating a new file is approved anywhere in the workspace (it destroys
+    nothing); changing an existing file no one can restore asks."""
+    new = engine(plain_ws).decide(
+        "Write", execution(Accesses.write_file(plain_ws / "a.py", REPLACE)), WRITES
+    )
+    assert (new.verdict, new.link) == (Verdict.APPROVE, Link.RESTORABLE_WRITE)
+    (plain_ws / "b.py").write_text("old\n")
+    call = execution(Accesses.write_file(plain_ws / "b.py", REPLACE))
     decision = engine(plain_ws).decide("Write", call, WRITES)
     assert (decision.verdict, decision.link) == (Verdict.ASK, Link.FALLBACK)
-    git_step = next(s for s in decision.steps if s.link is Link.GIT_WRITE)
-    assert "not inside a git work tree" in git_step.detail
+    git_step = next(s for s in decision.steps if s.link is Link.RESTORABLE_WRITE)
+    assert "not in a git work tree" in git_step.detail
 
 
 def test_a_git_worktree_file_and_its_control_dir(tmp_path: Path) -> None:
@@ -238,8 +261,8 @@ def test_a_git_worktree_file_and_its_control_dir(tmp_path: Path) -> None:
     tree.mkdir()
     (tree / ".git").write_text(f"gitdir: {control}\n")
     eng = engine(tree)
-    write = eng.decide("Write", execution(Accesses.write_file(tree / "a.txt")), WRITES)
-    assert write.link is Link.GIT_WRITE
+    write = eng.decide("Write", execution(Accesses.write_file(tree / "a.txt", REPLACE)), WRITES)
+    assert write.link is Link.RESTORABLE_WRITE
     eng.set_mode("yolo")
     touch = eng.decide("Bash", execution(Accesses.write_file(control / "HEAD")), WRITES)
     assert (touch.verdict, touch.link) == (Verdict.ASK, Link.PROTECTED_PATHS)
@@ -253,7 +276,7 @@ def test_a_symlink_inside_the_tree_pointing_out_is_not_a_git_write(
     away.mkdir()
     (git_ws / "link").symlink_to(away)
     decision = engine(git_ws).decide(
-        "Write", execution(Accesses.write_file(git_ws / "link/a")), WRITES
+        "Write", execution(Accesses.write_file(git_ws / "link/a", REPLACE)), WRITES
     )
     assert decision.link is Link.FALLBACK
 

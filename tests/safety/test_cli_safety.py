@@ -38,11 +38,13 @@ def cli_ws(workspace: Path) -> Path:
     return workspace
 
 
-def test_manual_mode_without_a_terminal_refuses_and_leaves_no_file(cli_ws: Path) -> None:
+def test_manual_mode_without_a_terminal_refuses_and_leaves_the_file(cli_ws: Path) -> None:
+    # Issue 10 §2: an existing file nothing can restore asks (a new file would not).
+    (cli_ws / "notes.txt").write_text("mine")
     args = '{"path": "notes.txt", "content": "hello"}'
     refused = deftly("call", "Write", args, "--mode", "manual", "-w", str(cli_ws))
     assert refused.returncode == 1, refused.stderr
-    assert not (cli_ws / "notes.txt").exists()
+    assert (cli_ws / "notes.txt").read_text() == "mine"
     out = " ".join(refused.stdout.split())
     assert 'Tool "Write" was not run: it needs approval' in out
     assert "--yes" in out and "--mode yolo" in out
@@ -55,6 +57,7 @@ def test_manual_mode_without_a_terminal_refuses_and_leaves_no_file(cli_ws: Path)
 
 
 def test_the_allow_rule_the_message_suggests_works(cli_ws: Path) -> None:
+    (cli_ws / "notes.txt").write_text("mine")
     args = '{"path": "notes.txt", "content": "hello"}'
     refused = deftly("call", "Write", args, "-w", str(cli_ws), "--json")
     output = json.loads(refused.stdout)["output"]
@@ -85,12 +88,13 @@ def test_modes_from_the_command_line(cli_ws: Path) -> None:
 
 
 def test_explain_prints_the_chain(cli_ws: Path) -> None:
+    (cli_ws / "a.txt").write_text("mine")
     text = deftly(
         "call", "Write", '{"path": "a.txt", "content": "x"}', "--explain", "-w", str(cli_ws)
     )
     assert "Permission decision for Write: ASK" in text.stdout
-    assert "decided by link 10 of 10 (fallback) in manual mode" in text.stdout
-    assert "not inside a git work tree" in text.stdout
+    assert "decided by link 11 of 11 (fallback) in manual mode" in text.stdout
+    assert "not in a git work tree" in text.stdout
     assert "result: asked: refused: nobody can be asked" in text.stdout
 
     denied = deftly(

@@ -246,7 +246,7 @@ async def test_explain_is_a_dry_run(make_runtime: Any, ws: Path) -> None:
     assert decision.verdict is Verdict.ASK and decision.link is Link.FALLBACK
     assert approver.requests == [] and not (ws / "a.txt").exists()
     write = await rt.explain("Write", '{"path": "a.txt", "content": "x"}')
-    assert write.link is Link.GIT_WRITE
+    assert write.link is Link.RESTORABLE_WRITE
     with pytest.raises(DeftlyError, match="outside the workspace"):
         await rt.explain("Scribble", {"path": "../x", "content": "x"})
     with pytest.raises(DeftlyError, match="no active tool"):

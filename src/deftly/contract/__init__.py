@@ -3,7 +3,7 @@
 This package imports nothing else of deftly; everything else imports it.
 """
 
-from deftly.contract.accesses import Access, Accesses, AllAccess, FileAccess, Operation
+from deftly.contract.accesses import Access, Accesses, AllAccess, FileAccess, Operation, WriteHow
 from deftly.contract.describe import describe, render_template
 from deftly.contract.display import (
     AgentCallDisplay,
@@ -85,6 +85,7 @@ __all__ = [
     "ToolTraits",
     "ToolUpdate",
     "UrlFetchDisplay",
+    "WriteHow",
     "describe",
     "input_json_schema",
     "render_template",

@@ -38,6 +38,20 @@ def path_key(path: str | os.PathLike[str]) -> str:
     return text.lower()
 
 
+class WriteHow(StrEnum):
+    """How a declared write changes its file, for the permission engine.
+
+    Declared only by a tool that writes exactly the file it names; the engine then knows
+    what the write can destroy. A write without it is one the engine knows nothing about.
+    """
+
+    REPLACE = "replace"
+    """Creates the file or replaces all of it by a rename: other hard links keep the old
+    content."""
+    IN_PLACE = "in-place"
+    """Changes the file where it is (append, truncate): every hard link to it changes."""
+
+
 @dataclass(frozen=True, slots=True)
 class FileAccess:
     """One path, read/written/searched; `recursive` covers everything below it too."""
@@ -45,6 +59,8 @@ class FileAccess:
     operation: Operation
     path: str
     recursive: bool = False
+    how: WriteHow | None = None
+    """For a write: how it changes the file, when the tool writes exactly this file."""
 
     @property
     def key(self) -> str:
@@ -96,9 +112,14 @@ class Accesses:
 
     @classmethod
     def file(
-        cls, operation: Operation, path: str | os.PathLike[str], *, recursive: bool = False
+        cls,
+        operation: Operation,
+        path: str | os.PathLike[str],
+        *,
+        recursive: bool = False,
+        how: WriteHow | None = None,
     ) -> Accesses:
-        return cls((FileAccess(operation, os.fspath(path), recursive),))
+        return cls((FileAccess(operation, os.fspath(path), recursive, how),))
 
     @classmethod
     def read_file(cls, path: str | os.PathLike[str]) -> Accesses:
@@ -109,16 +130,16 @@ class Accesses:
         return cls.file(Operation.READ, path, recursive=True)
 
     @classmethod
-    def write_file(cls, path: str | os.PathLike[str]) -> Accesses:
-        return cls.file(Operation.WRITE, path)
+    def write_file(cls, path: str | os.PathLike[str], how: WriteHow | None = None) -> Accesses:
+        return cls.file(Operation.WRITE, path, how=how)
 
     @classmethod
     def write_tree(cls, path: str | os.PathLike[str]) -> Accesses:
         return cls.file(Operation.WRITE, path, recursive=True)
 
     @classmethod
-    def read_write_file(cls, path: str | os.PathLike[str]) -> Accesses:
-        return cls.file(Operation.READWRITE, path)
+    def read_write_file(cls, path: str | os.PathLike[str], how: WriteHow | None = None) -> Accesses:
+        return cls.file(Operation.READWRITE, path, how=how)
 
     @classmethod
     def search_tree(cls, path: str | os.PathLike[str]) -> Accesses:
@@ -141,6 +162,10 @@ class Accesses:
     @property
     def written_paths(self) -> tuple[str, ...]:
         return tuple(item.path for item in self.files if item.operation.writes)
+
+    @property
+    def writes(self) -> tuple[FileAccess, ...]:
+        return tuple(item for item in self.files if item.operation.writes)
 
     def conflicts_with(self, other: Accesses) -> bool:
         return any(accesses_conflict(a, b) for a in self.items for b in other.items)

@@ -120,6 +120,12 @@ class ToolExecution:
     matches_rule: Callable[[str], bool | RuleMatch] | None = None
     matches_rules: Callable[[Sequence[str]], bool | RuleMatch] | None = None
     stop_batch_after_this: bool = False
+    unverifiable: Callable[[], str | None] | None = None
+    """Why what this call runs cannot be known before it runs (`$X f`, `bash s.sh`), or
+    None; asked for lazily. Such a call asks whenever a deny or ask rule exists for it."""
+    read_only: Callable[[], bool] | None = None
+    """For a tool that is not read-only as a whole: whether this one call is proven to
+    change nothing (a shell command of read-only programs, no redirection); lazily."""
 
 
 Resolution: TypeAlias = ToolExecution | ToolResult

@@ -1,7 +1,7 @@
 """The permission engine: modes, rules from config, session approvals, the decision chain."""
 
 from deftly.policy.permissions.decision import CHAIN, Link, PermissionDecision, Step, Verdict
-from deftly.policy.permissions.engine import GIT_WRITE_TOOLS, PermissionEngine
+from deftly.policy.permissions.engine import FILE_WRITE_RULE, PermissionEngine, SeenFiles
 from deftly.policy.permissions.git import GitTree, find_git_tree, has_git_component
 from deftly.policy.permissions.modes import MODES, Mode, parse_mode
 from deftly.policy.permissions.rulebook import (
@@ -16,7 +16,7 @@ from deftly.policy.permissions.rulebook import (
 
 __all__ = [
     "CHAIN",
-    "GIT_WRITE_TOOLS",
+    "FILE_WRITE_RULE",
     "MODES",
     "GitTree",
     "Link",
@@ -27,6 +27,7 @@ __all__ = [
     "RuleEntry",
     "RuleHit",
     "RuleKind",
+    "SeenFiles",
     "SessionApprovals",
     "Step",
     "Verdict",

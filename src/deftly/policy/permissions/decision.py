@@ -21,6 +21,7 @@ class Link(StrEnum):
     """The links of the chain, in the order they are asked; the first answer wins."""
 
     DENY_RULES = "deny-rules"
+    UNVERIFIABLE = "unverifiable"
     AUTO_MODE = "auto-mode"
     SESSION_APPROVALS = "session-approvals"
     ASK_RULES = "ask-rules"
@@ -28,7 +29,9 @@ class Link(StrEnum):
     PROTECTED_PATHS = "protected-paths"
     YOLO_MODE = "yolo-mode"
     READ_ONLY = "read-only"
-    GIT_WRITE = "git-write"
+    RESTORABLE_WRITE = "restorable-write"
+    """Manual mode: writes that create new files or change files git or this session can
+    restore (was "git-write", which approved every write in a git work tree)."""
     FALLBACK = "fallback"
 
     @property
@@ -44,14 +47,15 @@ CHAIN: tuple[Link, ...] = tuple(Link)
 
 _LABELS = {
     Link.DENY_RULES: "deny rules",
+    Link.UNVERIFIABLE: "unverifiable command",
     Link.AUTO_MODE: "auto mode",
     Link.SESSION_APPROVALS: "session approvals",
     Link.ASK_RULES: "ask rules",
     Link.ALLOW_RULES: "allow rules",
-    Link.PROTECTED_PATHS: "secret or .git paths",
+    Link.PROTECTED_PATHS: "protected paths",
     Link.YOLO_MODE: "yolo mode",
     Link.READ_ONLY: "read-only inside",
-    Link.GIT_WRITE: "git work tree write",
+    Link.RESTORABLE_WRITE: "restorable write",
     Link.FALLBACK: "fallback",
 }
 

@@ -3,17 +3,30 @@
 The chain, first answer wins:
 
  1. deny rules            a deny rule covers the call (fully or partly)    -> deny
- 2. auto mode             mode is auto                                     -> approve
- 3. session approvals     a "yes, for this session" covers it fully (or    -> approve
+ 2. unverifiable command  what it runs cannot be known statically (`$X f`, -> ask
+                          `bash s.sh`, `python -c`) and a deny or ask rule
+                          exists for the tool: no rule can be checked
+ 3. auto mode             mode is auto                                     -> approve
+ 4. session approvals     a "yes, for this session" covers it fully (or    -> approve
                           several cover its parts together)
- 4. ask rules             an ask rule covers it (fully or partly)          -> ask
- 5. allow rules           an allow rule covers it fully, or allow rules    -> approve
-                          and session approvals cover its parts together
- 6. secret or .git paths  it touches a secret file or git's control files  -> ask
- 7. yolo mode             mode is yolo                                     -> approve
- 8. read-only inside      a read-only tool touching only the workspace     -> approve
- 9. git work tree write   Write/Edit inside the workspace, a git work tree -> approve
-10. fallback                                                               -> ask
+ 5. ask rules             an ask rule covers it (fully or partly)          -> ask
+ 6. allow rules           an allow rule covers it fully, or allow rules    -> approve
+                          and session approvals cover its parts together;
+                          for a call that may do more than it declares (a
+                          shell command), only if each file it declares
+                          writing (a redirection) would be approved on its
+                          own, or an allow rule for Write covers it
+ 7. protected paths       it touches a secret file or git's control files, -> ask
+                          or writes one of deftly's control files
+                          (`.deftly/**`, the user config dir, AGENTS.md...)
+ 8. yolo mode             mode is yolo                                     -> approve
+ 9. read-only inside      a read-only tool touching only the workspace     -> approve
+10. restorable write      it only writes files it names exactly, each      -> approve
+                          inside the workspace, and each new, or tracked
+                          and clean in git, or read/written by this session
+                          and unchanged since; an in-place write to a file
+                          with other hard links never is
+11. fallback                                                               -> ask
 
 Nothing can override a deny: it is the first link. The engine only decides; the permission
 gate (execution layer) acts on the decision and asks a person through an `Approver`.
@@ -23,30 +36,57 @@ from __future__ import annotations
 
 import functools
 import os
+import stat
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeAlias
+from typing import Protocol, TypeAlias
 
-from deftly.contract.accesses import FileAccess
+from deftly.contract.accesses import FileAccess, WriteHow
+from deftly.contract.result import ToolResult
 from deftly.contract.tool import RuleMatch, ToolExecution, ToolTraits
+from deftly.policy.control import ControlFiles
 from deftly.policy.paths import Workspace, real_path
 from deftly.policy.permissions.decision import Link, PermissionDecision, Step, Verdict
-from deftly.policy.permissions.git import GitTree, find_git_tree, has_git_component, is_within
+from deftly.policy.permissions.git import (
+    FileState,
+    GitTree,
+    file_state,
+    find_git_tree,
+    has_git_component,
+    is_within,
+)
 from deftly.policy.permissions.modes import Mode, parse_mode
 from deftly.policy.permissions.rulebook import (
     RuleBook,
+    RuleEntry,
     RuleHit,
     RuleKind,
     SessionApprovals,
     joint_allow_hit,
 )
+from deftly.policy.rules import path_rule_matcher
 from deftly.policy.sensitive import private_key_reason, sensitive_reason
 
-GIT_WRITE_TOOLS = frozenset({"Write", "Edit"})
+FILE_WRITE_RULE = "Write"
+"""The rule name under which a person allows writing a file (`Write(build/**)`): such an
+allow rule also covers a shell command's redirection to that file."""
 
 ModeListener = Callable[[Mode, Mode], None]
 _PLAIN = ToolTraits()
+
+
+class SeenStamp(Protocol):
+    def same_stat(self, st: os.stat_result) -> bool: ...
+
+
+SeenFiles: TypeAlias = Callable[[Path], SeenStamp | None]
+"""What this session last saw of a file it read or wrote (the file tools' tracker), or
+None: the engine approves changing a file the session saw, unchanged since."""
+
+
+def _nothing_seen(path: Path) -> SeenStamp | None:
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,10 +118,17 @@ class PermissionEngine:
         workspace: Workspace,
         rules: RuleBook | None = None,
         mode: Mode | str = Mode.MANUAL,
+        *,
+        seen_files: SeenFiles | None = None,
+        control: ControlFiles | None = None,
     ) -> None:
         self.workspace = workspace
         self.rules = rules if rules is not None else RuleBook()
         self.session = SessionApprovals()
+        self.seen_files: SeenFiles = seen_files or _nothing_seen
+        """Set by the runtime once the file tools' tracker exists."""
+        self.control = control or ControlFiles()
+        """deftly's control files; the runtime adds the user's config directory."""
         self._mode = parse_mode(mode)
         self._listeners: list[ModeListener] = []
         self._git: tuple[GitTree | None, Path] | None = None
@@ -185,6 +232,7 @@ class PermissionEngine:
     def _chain(self) -> tuple[tuple[Link, _Check, _Passing], ...]:
         return (
             (Link.DENY_RULES, self._deny_rules, self._pass_deny_rules),
+            (Link.UNVERIFIABLE, self._unverifiable, self._pass_unverifiable),
             (Link.AUTO_MODE, self._auto_mode, self._pass_mode),
             (Link.SESSION_APPROVALS, self._session_approvals, self._pass_session),
             (Link.ASK_RULES, self._ask_rules, self._pass_ask_rules),
@@ -192,7 +240,7 @@ class PermissionEngine:
             (Link.PROTECTED_PATHS, self._protected_paths, self._pass_protected_paths),
             (Link.YOLO_MODE, self._yolo_mode, self._pass_mode),
             (Link.READ_ONLY, self._read_only, self._pass_read_only),
-            (Link.GIT_WRITE, self._git_write, self._pass_git_write),
+            (Link.RESTORABLE_WRITE, self._restorable, self._pass_restorable),
             (Link.FALLBACK, self._fallback, self._pass_mode),
         )
 
@@ -205,6 +253,39 @@ class PermissionEngine:
 
     def _pass_deny_rules(self, call: _Call) -> str:
         return _none_of(self.rules.of_kind(RuleKind.DENY), "deny rule")
+
+    def _restricting_rules(self, tool: str) -> list[RuleEntry]:
+        return [
+            entry
+            for kind in (RuleKind.DENY, RuleKind.ASK)
+            for entry in self.rules.of_kind(kind)
+            if entry.rule.matches_tool(tool)
+        ]
+
+    def _unverifiable(self, call: _Call) -> _Answer | None:
+        why = call.execution.unverifiable
+        if why is None:
+            return None
+        restricting = self._restricting_rules(call.tool)
+        if not restricting:
+            return None
+        opaque = why()
+        if not opaque:
+            return None
+        rule = restricting[0]
+        return (
+            Verdict.ASK,
+            f"what it runs cannot be known before it runs ({opaque}), so the "
+            f"{rule.describe()} cannot be checked against it",
+            None,
+        )
+
+    def _pass_unverifiable(self, call: _Call) -> str:
+        why = call.execution.unverifiable
+        opaque = why() if why is not None else None
+        if not opaque:
+            return "what it runs is known before it runs"
+        return f"no deny or ask rule exists for {call.tool} ({opaque})"
 
     def _auto_mode(self, call: _Call) -> _Answer | None:
         if call.mode is not Mode.AUTO:
@@ -238,37 +319,89 @@ class PermissionEngine:
     def _pass_ask_rules(self, call: _Call) -> str:
         return _none_of(self.rules.of_kind(RuleKind.ASK), "ask rule")
 
-    def _allow_rules(self, call: _Call) -> _Answer | None:
-        answer = self._rule_link(RuleKind.ALLOW, Verdict.APPROVE, call)
-        if answer is not None or call.execution.matches_rules is None:
-            return answer
+    def _allow_hit(self, call: _Call) -> RuleHit | None:
+        hit = self.rules.first_hit(RuleKind.ALLOW, call.tool, call.execution)
+        if hit is not None or call.execution.matches_rules is None:
+            return hit
         # Parts of a compound command may each be allowed by a different rule, or by a
         # session approval (the ask rules above had their say already).
         entries = [*self.rules.of_kind(RuleKind.ALLOW), *self.session.entries]
-        hit = joint_allow_hit(entries, call.tool, call.execution)
-        return (Verdict.APPROVE, _rule_reason(hit), hit) if hit is not None else None
+        return joint_allow_hit(entries, call.tool, call.execution)
+
+    def _allow_rules(self, call: _Call) -> _Answer | None:
+        hit = self._allow_hit(call)
+        if hit is None or self._side_write_problem(call) is not None:
+            return None
+        return Verdict.APPROVE, _rule_reason(hit), hit
 
     def _pass_allow_rules(self, call: _Call) -> str:
+        hit = self._allow_hit(call)
+        if hit is not None:
+            return f"{_rule_reason(hit)}, but {self._side_write_problem(call)}"
         return _none_of(self.rules.of_kind(RuleKind.ALLOW), "allow rule", fully=True)
+
+    def _side_write_problem(self, call: _Call) -> str | None:
+        """For a call that may do more than it declares (a shell command), a rule covers
+        what it runs, not where it writes: each declared write (a redirection target)
+        must be approved on its own, or by an allow rule for writing that file."""
+        accesses = call.execution.accesses
+        if accesses is None or not accesses.is_exclusive:
+            return None
+        for access in accesses.writes:
+            if self._write_allowed_by_rule(access.path):
+                continue
+            problem = self._protected_write(access) or (
+                None if call.mode is Mode.YOLO else self._write_problem(access)
+            )
+            if problem is not None:
+                rule = f"{FILE_WRITE_RULE}({access.path})"
+                return (
+                    f"a rule for the command does not cover where it writes: {problem} "
+                    f"(an allow rule {rule} would)"
+                )
+        return None
+
+    def _write_allowed_by_rule(self, path: str) -> bool:
+        probe = ToolExecution(
+            execute=_never,
+            approval_rule="",
+            matches_rule=path_rule_matcher(path, cwd=self.workspace.cwd, home=self.workspace.home),
+        )
+        return self.rules.first_hit(RuleKind.ALLOW, FILE_WRITE_RULE, probe) is not None
 
     def _protected_paths(self, call: _Call) -> _Answer | None:
         files = call.files
         if not files:
             return None
         protected = _protected_reason(files, self.git_tree())
+        if protected is None:
+            for access in files:
+                if access.operation.writes:
+                    control = self.control.reason(access.path)
+                    if control is not None:
+                        protected = f"it writes {access.path}, {control}"
+                        break
         return (Verdict.ASK, protected, None) if protected is not None else None
 
     @staticmethod
     def _pass_protected_paths(call: _Call) -> str:
         return _paths_clean(call.files)
 
+    def _protected_write(self, access: FileAccess) -> str | None:
+        """Why writing this file asks in every mode but auto, or None."""
+        found = _protected_reason((access,), self.git_tree())
+        if found is not None:
+            return found
+        control = self.control.reason(access.path)
+        return f"it writes {access.path}, {control}" if control is not None else None
+
     def _yolo_mode(self, call: _Call) -> _Answer | None:
         if call.mode is not Mode.YOLO:
             return None
         return (
             Verdict.APPROVE,
-            "yolo mode approves every call not denied, asked for by a rule, or touching a "
-            "secret or .git path",
+            "yolo mode approves every call not denied, asked for by a rule, touching a "
+            "secret or .git path, or writing a control file",
             None,
         )
 
@@ -286,21 +419,54 @@ class PermissionEngine:
             return f"{call.tool} is not a read-only tool"
         return str(self._outside(call.execution))
 
-    def _git_write(self, call: _Call) -> _Answer | None:
-        if call.tool not in GIT_WRITE_TOOLS or self._git_write_problem(call) is not None:
+    def _restorable(self, call: _Call) -> _Answer | None:
+        if self._restorable_problem(call) is not None:
             return None
         return (
             Verdict.APPROVE,
-            f"{call.tool} writes only inside the workspace, a git work tree (git can undo it)",
+            f"{call.tool} only creates new files or changes files that git or this session "
+            "can restore, inside the workspace",
             None,
         )
 
-    def _pass_git_write(self, call: _Call) -> str:
-        return str(self._git_write_problem(call))
+    def _pass_restorable(self, call: _Call) -> str:
+        return str(self._restorable_problem(call))
+
+    def _restorable_problem(self, call: _Call) -> str | None:
+        tool, accesses = call.tool, call.execution.accesses
+        if accesses is None or accesses.is_exclusive:
+            return f"this {tool} call does not declare all it writes"
+        writes = accesses.writes
+        if not writes:
+            return f"this {tool} call declares no write"
+        for access in writes:
+            if access.how is None:
+                return f"{tool} does not say how it writes {access.path}"
+            problem = self._write_problem(access)
+            if problem is not None:
+                return problem
+        return None
 
     def _fallback(self, call: _Call) -> _Answer:
-        inside = self._outside(call.execution) if call.traits.read_only else None
-        return Verdict.ASK, _fallback_reason(call.tool, call.traits, inside), None
+        if call.traits.read_only:
+            inside = self._outside(call.execution)
+            return Verdict.ASK, _fallback_reason(call.tool, call.traits, inside), None
+        if self._allow_hit(call) is not None:
+            side = self._side_write_problem(call)
+            if side is not None:
+                return Verdict.ASK, side, None
+        accesses = call.execution.accesses
+        if accesses is not None and accesses.writes and all(a.how for a in accesses.writes):
+            problem = self._restorable_problem(call)
+            if problem is not None:
+                advice = (
+                    f"; {call.tool} of a file this session has read (and that has not changed "
+                    "since) needs no approval, so Read it first"
+                    if "this session" in problem
+                    else ""
+                )
+                return Verdict.ASK, problem + advice, None
+        return Verdict.ASK, _fallback_reason(call.tool, call.traits, None), None
 
     # -- helpers -------------------------------------------------------------------------
 
@@ -326,29 +492,58 @@ class PermissionEngine:
                 return f"it touches {access.path}, outside the workspace"
         return None
 
-    def _git_write_problem(self, call: _Call) -> str | None:
-        tool, execution = call.tool, call.execution
-        if tool not in GIT_WRITE_TOOLS:
-            return f"only {' and '.join(sorted(GIT_WRITE_TOOLS))} are approved this way"
-        accesses = execution.accesses
-        if accesses is None or accesses.is_exclusive:
-            return f"this {tool} call does not declare what it writes"
-        written = accesses.written_paths
-        if not written:
-            return f"this {tool} call declares no write"
+    def _write_problem(self, access: FileAccess) -> str | None:
+        """Why manual mode does not approve this write on its own, or None: the file is
+        new, or git can restore it (tracked and clean), or this session saw it last."""
+        path = access.path
+        if not self.workspace.contains(path):
+            return f"it writes {path}, outside the workspace"
+        shown = self._shown(path)
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            return None  # a new file: nothing is lost
+        except OSError as exc:
+            return f"{shown} cannot be examined ({exc.strerror or exc})"
+        if not stat.S_ISREG(st.st_mode):
+            return f"{shown} is not a regular file"
+        if access.how is WriteHow.IN_PLACE and st.st_nlink > 1:
+            return (
+                f"{shown} has {st.st_nlink} hard links: its other names may be anywhere, "
+                "outside the workspace too, and this write changes them all"
+            )
+        real = real_path(Path(os.path.abspath(path)))
+        seen = self.seen_files(real) or self.seen_files(Path(path))
+        if seen is not None and seen.same_stat(st):
+            return None
+        session = (
+            "it changed since this session last read or wrote it"
+            if seen is not None
+            else "this session has not read it"
+        )
         tree = self.git_tree()
-        if tree is None:
-            return f"the workspace {self.workspace.root} is not inside a git work tree"
-        for path in written:
-            if not self.workspace.contains(path):
-                return f"it writes {path}, outside the workspace"
-            try:
-                real = real_path(Path(os.path.abspath(path)))
-            except OSError:
-                return f"{path} cannot be resolved"
-            if not is_within(real, tree.top):
-                return f"it writes {path}, outside the git work tree {tree.top}"
-        return None
+        if tree is None or not is_within(real, tree.top):
+            return f"{shown} is not in a git work tree and {session}: nothing can restore it"
+        state, why = file_state(tree, real)
+        if state is FileState.CLEAN:
+            return None
+        what = {
+            FileState.UNTRACKED: "is not tracked by git",
+            FileState.IGNORED: "is ignored by git",
+            FileState.CHANGED: "has changes not committed to git",
+            FileState.UNKNOWN: f"may not be committed ({why})",
+        }[state]
+        return f"{shown} {what} and {session}: git cannot restore it"
+
+    def _shown(self, path: str) -> str:
+        root = os.fspath(self.workspace.root)
+        if path.startswith(root + "/"):
+            return path[len(root) + 1 :]
+        return path
+
+
+def _never(ctx: object) -> ToolResult:  # pragma: no cover - a probe, never run
+    raise AssertionError("a probe execution is never run")
 
 
 def _rule_reason(hit: RuleHit) -> str:
@@ -377,8 +572,8 @@ def _paths_clean(items: tuple[FileAccess, ...]) -> str:
     if not items:
         return "it declares no file paths"
     if len(items) == 1:
-        return f"{items[0].path} is neither a secret nor a .git path"
-    return f"none of its {len(items)} paths is a secret or a .git path"
+        return f"{items[0].path} is neither a secret, a .git path nor a control file written"
+    return f"none of its {len(items)} paths is a secret, a .git path or a control file written"
 
 
 def _protected_reason(files: tuple[FileAccess, ...], tree: GitTree | None) -> str | None:
@@ -403,6 +598,6 @@ def _fallback_reason(tool: str, traits: ToolTraits, inside_problem: str | None) 
     if traits.read_only and inside_problem:
         return f"{tool} only reads, but {inside_problem}; nothing approves that on its own"
     return (
-        f"no rule or mode approves {tool} on its own: it is not read-only, and it is not a "
-        "Write/Edit inside a git work tree"
+        f"no rule or mode approves {tool} on its own: it is not read-only, and it does not "
+        "only create new files or change files git or this session can restore"
     )

@@ -2,15 +2,17 @@
 
 Read from the file system (a few `stat` calls, no `git` process): a `.git` directory, or a
 `.git` file saying `gitdir: <path>` (worktrees, submodules). Used by the permission chain:
-paths in git's control directories always ask, and Write/Edit inside a work tree (where
-git can undo them) are approved in manual mode.
+paths in git's control directories always ask, and in manual mode a change to a file git
+can restore (tracked and clean: `file_state`, one `git status` of that path) is approved.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+import subprocess
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 
 from deftly.policy.paths import real_path
@@ -80,3 +82,64 @@ def has_git_component(path: str | os.PathLike[str]) -> bool:
 
 def is_within(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
+
+
+class FileState(StrEnum):
+    """What git says about one existing file of its work tree."""
+
+    CLEAN = "clean"
+    """Tracked and unchanged since the last commit: git can restore it."""
+    UNTRACKED = "untracked"
+    IGNORED = "ignored"
+    CHANGED = "changed"
+    """Tracked, with changes not committed (staged or not)."""
+    UNKNOWN = "unknown"
+    """git could not tell (not installed, timed out, failed): treated as not restorable."""
+
+
+GIT_TIMEOUT = 3.0
+_STATUS_CODES = {"??": FileState.UNTRACKED, "!!": FileState.IGNORED}
+
+
+def file_state(tree: GitTree, path: Path, timeout: float = GIT_TIMEOUT) -> tuple[FileState, str]:
+    """What git says about the existing file `path` (a real path inside `tree`), and why
+    when it could not tell. One `git status` of that one path; no lock is taken, and
+    fsmonitor hooks are switched off so no repository setting runs a program."""
+    try:
+        relative = path.relative_to(tree.top)
+    except ValueError:
+        return FileState.UNKNOWN, f"{path} is not inside the git work tree {tree.top}"
+    command = [
+        "git",
+        "-c",
+        "core.fsmonitor=false",
+        "status",
+        "--porcelain=v1",
+        "-z",
+        "--ignored=matching",
+        "--untracked-files=all",
+        "--no-renames",
+        "--",
+        f":(literal){relative.as_posix()}",
+    ]
+    env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+    try:
+        done = subprocess.run(
+            command,
+            cwd=tree.top,
+            env=env,
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return FileState.UNKNOWN, f"git could not be run ({exc})"
+    if done.returncode != 0:
+        error = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        return FileState.UNKNOWN, f"git status failed ({error[0] if error else done.returncode})"
+    entries = [entry for entry in done.stdout.split(b"\0") if entry]
+    if not entries:
+        return FileState.CLEAN, ""
+    code = entries[0][:2].decode("ascii", "replace")
+    return _STATUS_CODES.get(code, FileState.CHANGED), ""

@@ -12,7 +12,15 @@ from pathlib import Path
 from typing import ClassVar, Literal
 
 from deftly.config.files import FilesConfig
-from deftly.contract import Accesses, FileIODisplay, Tool, ToolContext, ToolExecution, ToolResult
+from deftly.contract import (
+    Accesses,
+    FileIODisplay,
+    Tool,
+    ToolContext,
+    ToolExecution,
+    ToolResult,
+    WriteHow,
+)
 from deftly.contract.tool import P
 from deftly.env.base import ExecEnv, PathChanged
 from deftly.policy import PathOp, Workspace, literal_rule
@@ -23,11 +31,12 @@ Action = Literal["read", "write", "edit"]
 Work = Callable[[Path], ToolResult]
 """A tool's work on the resolved path; it fails by raising FileToolFailed or OSError."""
 
-# What each action asks of the path policy, and what it declares it touches.
+# What each action asks of the path policy, and what it declares it touches (Write and
+# Edit replace the whole file by a rename).
 _MODES: dict[Action, tuple[PathOp, Callable[[Path], Accesses]]] = {
     "read": (PathOp.READ, Accesses.read_file),
-    "write": (PathOp.WRITE, Accesses.write_file),
-    "edit": (PathOp.WRITE, Accesses.read_write_file),
+    "write": (PathOp.WRITE, partial(Accesses.write_file, how=WriteHow.REPLACE)),
+    "edit": (PathOp.WRITE, partial(Accesses.read_write_file, how=WriteHow.REPLACE)),
 }
 
 

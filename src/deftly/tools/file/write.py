@@ -12,7 +12,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from io import BufferedIOBase
 from pathlib import Path
@@ -20,7 +20,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from deftly.contract import ToolExecution, ToolResult, ToolTraits, describe
+from deftly.contract import Accesses, ToolExecution, ToolResult, ToolTraits, WriteHow, describe
 from deftly.tools.file.base import FileToolFailed, TrackedFileTool
 from deftly.tools.file.common import os_error_message, shown_path, stale_message
 from deftly.tools.file.encoding import (
@@ -85,9 +85,15 @@ class WriteTool(TrackedFileTool[WriteParams]):
 
     def resolve(self, args: WriteParams) -> ToolExecution:
         verb = "Appending to" if args.mode == "append" else "Writing"
-        return self.file_execution(
+        execution = self.file_execution(
             args.path, partial(self._write, args), f"{verb} {args.path}", content=args.content
         )
+        if args.mode != "append" or execution.accesses is None:
+            return execution
+        # Appending changes the file where it is, so every hard link to it: the engine
+        # asks about a file with other names, which may be anywhere.
+        path = execution.accesses.written_paths[0]
+        return replace(execution, accesses=Accesses.write_file(path, how=WriteHow.IN_PLACE))
 
     def write(self, args: WriteParams, path: Path) -> ToolResult:
         """Write `path` (already resolved by the path policy), in this thread."""
