@@ -7,14 +7,24 @@ backticks, process substitutions, expanding here-documents, `bash -c '...'` and 
 and cross-checked by a quote-aware scanner: a substitution the parser did not see, a
 construct it cannot parse, or anything left unclosed makes the command "not parsed", and
 a command that is not parsed is never approved by a pattern (only by a rule equal to the
-whole command, which is what "approve for this session" remembers).
+whole command, which is what "approve for this session" remembers). In a pattern `*`
+matches any characters, `/` included; `prefix:*` is `prefix` alone or followed by a space.
 
-Each command is matched in a few spellings: as written, with its words unquoted, and with
-leading `VAR=value` assignments and harmless wrappers (`timeout`, `nice`, `env`, `nohup`,
+Each command is matched in a few spellings: as written, with its words unquoted (by our
+own unquoting: `r''m`, `\rm`, `$'\x72m'` are `rm`), and with leading `VAR=value`
+assignments and harmless wrappers (`timeout`, `nice`, `env`, `command`, `exec`, `coproc`,
 ...) taken off. Assignments that change what runs (`PATH`, `LD_*`, `GIT_*`, `*PATH`,
 `*_OPTIONS`, ...) are kept, so `PATH=/tmp/evil:$PATH git status` is not `git status`.
-For deny rules only, `sudo`, `doas`, `xargs`, `watch` and every assignment are taken off
-too, and `find -exec` commands are looked at.
+The command word is normalised: for an allow rule `/usr/bin/git` is `git` (a system bin
+directory), `./git` is not; for deny and ask rules every path is its base name, and
+`sudo`, `doas`, `xargs` (which adds arguments: `xargs rm` meets `rm -rf *`), `watch` and
+every assignment are taken off too, and `find -exec` commands are looked at.
+
+What cannot be known from the text is "opaque" (`CommandSplit.opaque`, one reason each): a
+command word from an expansion (`$X f`), a shell reading a script or its input (`bash
+s.sh`, `... | bash`, `source f`), an interpreter given code (`python3 -c`, `perl -e`), output
+to a file named by an expansion. An opaque command is never parsed for certain.
+`Segment.redirects` lists the files a command's output goes to.
 """
 
 from __future__ import annotations
@@ -42,7 +52,14 @@ from deftly.tools.shell.commands import (
     shell_reason,
     tee_targets,
 )
-from deftly.tools.shell.scan import Scan, for_parser, heredoc_expansions, scan
+from deftly.tools.shell.scan import (
+    Scan,
+    for_parser,
+    heredoc_expansions,
+    scan,
+    shell_words,
+    unquote,
+)
 
 MAX_PARSE_CHARS = 20_000
 MAX_DEPTH = 4
@@ -290,6 +307,26 @@ def _find_exec(tokens: Sequence[_Token]) -> list[list[_Token]]:
     return found
 
 
+_REDIRECT_WORD = re.compile(r"^(?:[0-9]*|&)(?:>>?\|?|<>|>&|<&|<<<|<)")
+
+
+def _fallback_tokens(words: Sequence[str]) -> list[_Token]:
+    """Tokens from whitespace-split words: `2>err` and `> out` are redirections."""
+    tokens: list[_Token] = []
+    glued = False
+    for word in words:
+        operator = _REDIRECT_WORD.match(word)
+        if glued or operator is not None:
+            kind = "redirect"
+            glued = operator is not None and operator.end() == len(word)
+        elif _ASSIGNMENT.match(word) and all(t.kind != "word" for t in tokens):
+            kind, glued = "assignment", False
+        else:
+            kind, glued = "word", False
+        tokens.append(_Token(kind, 0, unquote(word), word, raw_is_dynamic(word)))
+    return tokens
+
+
 class _Splitter:
     def __init__(self) -> None:
         self.segments: list[Segment] = []
@@ -320,7 +357,7 @@ class _Splitter:
         except Exception:  # bashlex raises several kinds for what it cannot parse
             self._fallback(text, scanned, depth)
             return False
-        visitor = _Visitor(self, text, depth)
+        visitor = _Visitor(self, text, depth, dict(scanned.substitutions))
         for tree in trees:
             visitor.visit(tree, 0)
         for position, inner_text in scanned.substitutions:
@@ -332,17 +369,8 @@ class _Splitter:
     def _fallback(self, text: str, scanned: Scan, depth: int) -> None:
         """Segments from the scanner alone: good enough for a deny, never for an allow."""
         for segment in scanned.segments:
-            words = segment.split()
-            tokens = [
-                _Token(
-                    "assignment" if _ASSIGNMENT.match(w) else "word",
-                    0,
-                    _unquoted([w])[0],
-                    w,
-                    raw_is_dynamic(w),
-                )
-                for w in words
-            ]
+            words = shell_words(segment)
+            tokens = _fallback_tokens(words)
             forms = [segment, _joined(tokens), " ".join(words)]
             k = _strip(tokens, loose=True)
             if k:
@@ -361,11 +389,22 @@ class _Splitter:
                     segment, _unique(forms), _unique(_unquoted(forms)), named, _unique(redirects)
                 )
             )
-            self.note_opaque(segment, run)
+            index = self.note_opaque(segment, run)
+            if depth < MAX_DEPTH + 2:
+                self._fallback_nested(run, index, depth)
         if depth < MAX_DEPTH + 2:
             for _, inner in scanned.substitutions:
                 nested = scan(inner)
                 self._fallback(inner, nested, depth + 1)
+
+    def _fallback_nested(self, run: Sequence[_Token], index: int | None, depth: int) -> None:
+        """The scripts of `eval ...` and `bash -c '...'` in a segment the parser could not
+        read."""
+        words = [token for token in run if token.kind == "word"]
+        if words and command_name(words[0].value, loose=True) == "eval":
+            self.split(_joined(words[1:]), depth + 1)
+        elif index is not None and index < len(words):
+            self.split(words[index].value, depth + 1)
 
     def note_opaque(self, text: str, run: Sequence[_Token]) -> int | None:
         """Record why the command `run` (wrappers taken off) cannot be known; for a shell
@@ -442,14 +481,22 @@ class _Visitor:
     splitter: _Splitter
     source: str
     depth: int
+    substitutions: dict[int, str] = field(default_factory=dict)
+    """What the scanner found inside each top-level substitution, by position."""
     positions: set[int] = field(default_factory=set)
     parsed: bool = True
 
     def visit(self, node: Any, nesting: int) -> None:
         kind = getattr(node, "kind", None)
         if kind in ("commandsubstitution", "processsubstitution"):
+            inner = self.substitutions.get(node.pos[0]) if nesting == 0 else None
             if nesting == 0:
                 self.positions.add(node.pos[0])
+            if inner is not None:
+                # split the scanner's text, not the parser's tree: bashlex drops what
+                # follows a newline inside `$(...)`
+                self.parsed = self.splitter.split(inner, self.depth + 1) and self.parsed
+                return
             self.visit(node.command, nesting + 1)
             return
         if kind == "command":
@@ -463,10 +510,10 @@ class _Visitor:
             start = part.pos[0]
             raw = self.source[start : part.pos[1]]
             if part.kind == "assignment":
-                tokens.append(_Token("assignment", start, part.word, raw))
+                tokens.append(_Token("assignment", start, unquote(raw), raw))
             elif part.kind == "word":
                 tokens.append(
-                    _Token("word", start, part.word, raw, _word_dynamic(part, self.source))
+                    _Token("word", start, unquote(raw), raw, _word_dynamic(part, self.source))
                 )
             elif part.kind == "redirect":
                 end = min(part.pos[1], node.pos[1])
@@ -480,7 +527,9 @@ class _Visitor:
                         "redirect",
                         start,
                         self.source[start:end].strip(),
-                        target=None if target is None else target.word,
+                        target=None
+                        if target is None
+                        else unquote(self.source[target.pos[0] : target.pos[1]]),
                     )
                 )
         if not tokens:

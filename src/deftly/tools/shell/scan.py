@@ -349,3 +349,141 @@ def for_parser(text: str, scanned: Scan) -> str:
 def _terminator_end(text: str, doc: Heredoc) -> int:
     end = text.find("\n", doc.body_end)
     return len(text) if end < 0 else end
+
+
+_ANSI_C = {
+    "a": "\a",
+    "b": "\b",
+    "e": "\x1b",
+    "E": "\x1b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\\": "\\",
+    "'": "'",
+    '"': '"',
+    "?": "?",
+}
+_ANSI_NUMERIC = re.compile(r"x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}")
+
+
+def unquote(raw: str) -> str:
+    """A shell word as the command receives it, quotes and escapes removed (`r''m`,
+    `\\rm`, `"rm"`, `$'\\x72m'` are all `rm`); expansions are kept as written (`$X`,
+    `$(...)`, backticks). The parser's own unquoting is not trusted: it keeps or drops
+    quotes in words like `'a'"'"'b'`."""
+    out: list[str] = []
+    scanner = _Scanner(raw)
+    i, n = 0, len(raw)
+    while i < n:
+        c = raw[i]
+        if c == "\\":
+            if i + 1 < n and raw[i + 1] != "\n":
+                out.append(raw[i + 1])
+            i += 2
+        elif c == "'":
+            end = raw.find("'", i + 1)
+            end = n if end < 0 else end
+            out.append(raw[i + 1 : end])
+            i = end + 1
+        elif raw.startswith("$'", i):
+            i = _ansi_c(raw, i + 2, out)
+        elif c == '"' or raw.startswith('$"', i):
+            i = _double_quoted(raw, i + (1 if c == '"' else 2), out, scanner)
+        elif c in "$`" and (c == "`" or raw.startswith("$(", i)):
+            i = _verbatim_substitution(raw, i, out, scanner)
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def _ansi_c(raw: str, i: int, out: list[str]) -> int:
+    n = len(raw)
+    while i < n and raw[i] != "'":
+        if raw[i] == "\\" and i + 1 < n:
+            number = _ANSI_NUMERIC.match(raw, i + 1)
+            if number is not None:
+                digits = number.group()
+                base = 8 if digits[0].isdigit() else 16
+                value = int(digits if base == 8 else digits[1:], base)
+                out.append(chr(value) if value < 0x110000 else "?")
+                i = number.end()
+                continue
+            out.append(_ANSI_C.get(raw[i + 1], "\\" + raw[i + 1]))
+            i += 2
+            continue
+        out.append(raw[i])
+        i += 1
+    return i + 1
+
+
+def _double_quoted(raw: str, i: int, out: list[str], scanner: _Scanner) -> int:
+    n = len(raw)
+    while i < n and raw[i] != '"':
+        c = raw[i]
+        if c == "\\" and i + 1 < n:
+            if raw[i + 1] in '$`"\\':
+                out.append(raw[i + 1])
+            elif raw[i + 1] != "\n":
+                out.append(raw[i : i + 2])
+            i += 2
+        elif c == "`" or raw.startswith("$(", i):
+            i = _verbatim_substitution(raw, i, out, scanner)
+        else:
+            out.append(c)
+            i += 1
+    return i + 1
+
+
+def _verbatim_substitution(raw: str, i: int, out: list[str], scanner: _Scanner) -> int:
+    """Copy `$(...)` or a backtick substitution as written (it is an expansion)."""
+    try:
+        end = (
+            scanner.backtick(i, record=False)
+            if raw[i] == "`"
+            else scanner.matching_paren(i + 2) + 1
+        )
+    except _Incomplete:
+        end = len(raw)
+    out.append(raw[i:end])
+    return end
+
+
+def shell_words(text: str) -> list[str]:
+    """Split on unquoted blanks, each word kept as written (quotes and substitutions
+    intact): the scanner's segments into words, for the fallback."""
+    scanner = _Scanner(text)
+    words: list[str] = []
+    start: int | None = None
+    i, n = 0, len(text)
+    try:
+        while i < n:
+            c = text[i]
+            if c in " \t\n":
+                if start is not None:
+                    words.append(text[start:i])
+                    start = None
+                i += 1
+                continue
+            if start is None:
+                start = i
+            if c == "\\":
+                i += 2
+            elif c == "'":
+                i = scanner.skip_single(i + 1)
+            elif c == '"':
+                i = scanner.skip_double(i + 1, record=False)
+            elif c == "`":
+                i = scanner.backtick(i, record=False)
+            elif c in "$<>" and text.startswith("(", i + 1):
+                i = scanner.matching_paren(i + 2) + 1
+            else:
+                i += 1
+    except _Incomplete:
+        i = n
+    if start is not None:
+        words.append(text[start:])
+    return words

@@ -1,0 +1,222 @@
+"""Rules mean what they say (issue 10 §1): a deny rule for a command stops it however it is
+spelt, and an allow rule never covers what it does not name.
+
+The runtime tests run real commands through `Runtime` (real bash, real files) and check the
+file a denied command would delete is still there.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from deftly import RuleMatch, Runtime
+from deftly.tools.shell.rules import CommandMatcher, split_command
+
+FULL, PARTIAL, NONE = RuleMatch.FULL, RuleMatch.PARTIAL, RuleMatch.NONE
+
+
+def m(command: str, pattern: str) -> RuleMatch:
+    return CommandMatcher(command).one(pattern)
+
+
+# -- through the runtime: the file survives ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "echo v | xargs rm",
+        "echo v | xargs -I{} rm {}",
+        "printf 'v\\0' | xargs -0 rm",
+        "echo v | xargs -n1 rm",
+        "coproc rm v",
+        "/bin/rm v",
+        "/usr/bin/rm v",
+        "\\rm v",
+        "command rm v",
+        "env rm v",
+        "exec rm v",
+        "find . -name v -exec rm {} \\;",
+        "find . -name v -execdir rm {} +",
+        "true && r''m v",
+    ],
+)
+async def test_a_deny_rule_stops_every_spelling(
+    make_runtime: Any, workspace: Path, command: str
+) -> None:
+    (workspace / "v").write_text("keep me")
+    config = {"permissions": {"mode": "yolo", "deny": ["Bash(rm *)"]}}
+    rt: Runtime = await make_runtime(config=config, approve_asks=True)
+    result = await rt.call("Bash", {"command": command})
+    assert result.is_error and "Bash(rm *)" in result.text, result.text
+    assert (workspace / "v").read_text() == "keep me"
+
+
+async def test_rm_rf_star_stops_absolute_and_nested_paths(
+    make_runtime: Any, workspace: Path
+) -> None:
+    build = workspace / "src" / "build"
+    build.mkdir(parents=True)
+    (build / "out.o").write_text("x")
+    config = {"permissions": {"mode": "yolo", "deny": ["Bash(rm -rf *)"]}}
+    rt: Runtime = await make_runtime(config=config, approve_asks=True)
+    for command in (f"rm -rf {build}", "rm -rf src/build", "cd src && rm -rf build/"):
+        result = await rt.call("Bash", {"command": command})
+        assert result.is_error and "Bash(rm -rf *)" in result.text, (command, result.text)
+    assert (build / "out.o").exists()
+    allowed = await rt.call("Bash", {"command": "rm src/build/out.o"})  # not -rf: yolo runs it
+    assert not allowed.is_error and not (build / "out.o").exists()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "X=rm; $X v",
+        "$(echo rm) v",
+        'cmd=rm; "$cmd" v',
+        "echo 'rm v' | bash",
+        "printf 'rm v' > s.sh; bash s.sh",
+        "python3 -c 'import os; os.remove(\"v\")'",
+        "echo 'import os; os.remove(\"v\")' | python3",
+    ],
+)
+async def test_an_opaque_command_is_never_approved_by_an_allow_pattern(
+    make_runtime: Any, workspace: Path, command: str
+) -> None:
+    (workspace / "v").write_text("keep me")
+    config = {"permissions": {"mode": "manual", "allow": ["Bash(*)"]}}
+    rt: Runtime = await make_runtime(config=config, approve_asks=False)  # nobody to ask
+    decision = await rt.explain("Bash", {"command": command})
+    assert decision.verdict.value != "approve", decision.reason
+    result = await rt.call("Bash", {"command": command})
+    assert result.is_error
+    assert (workspace / "v").read_text() == "keep me"
+    assert split_command(command).opaque  # and it says why
+
+
+async def test_the_same_allow_rule_approves_a_static_command(
+    make_runtime: Any, workspace: Path
+) -> None:
+    config = {"permissions": {"mode": "manual", "allow": ["Bash(echo *)"]}}
+    rt: Runtime = await make_runtime(config=config, approve_asks=False)
+    result = await rt.call("Bash", {"command": "echo /a/b/c"})
+    assert not result.is_error and result.text.strip() == "/a/b/c"
+
+
+# -- properties --------------------------------------------------------------------------------
+
+RM = st.sampled_from(
+    ["rm", "'rm'", '"rm"', "r''m", '"r"m', "\\rm", "/bin/rm", "/usr/bin/rm", "/bin/'rm'"]
+)
+WRAPPER = st.sampled_from(
+    [
+        "command ",
+        "command -p ",
+        "env ",
+        "env A=1 ",
+        "env -i ",
+        "exec ",
+        "nice ",
+        "nice -n 5 ",
+        "timeout 5 ",
+        "timeout -s KILL 5 ",
+        "sudo ",
+        "sudo -u root ",
+        "xargs ",
+        "xargs -0 ",
+        "xargs -I{} ",
+        "xargs -n1 ",
+        "nohup ",
+        "/usr/bin/env ",
+        "2>err ",
+        "\\command ",
+    ]
+)
+ARGS = st.sampled_from([" v", " -rf v", " -f /abs/path", " src/build", " -- -x"])
+REDIRECT = st.sampled_from(["", " > out", " 2>&1", " >/dev/null", " 2>>err.log", " < in"])
+CONTEXT = st.sampled_from(
+    [
+        "{}",
+        "echo a; {}",
+        "echo a && {}",
+        "false || {}",
+        "echo a | {}",
+        "{} &",
+        "{} & echo b",
+        "echo a\n{}",
+        "echo $({})",
+        "echo `{}`",
+        "bash -c {q}",
+        "sh -c {q}",
+        "eval {q}",
+        "( {} )",
+        "{{ {}; }}",
+        "if true; then {}; fi",
+        "echo \"$({})\"",
+        "cat <({})",
+    ]
+)
+SAFE = st.sampled_from(["git status", "ls -la", "echo hi", "cat notes.txt", "wc -l"])
+SEPARATOR = st.sampled_from(["; ", " && ", " || ", " | ", " & ", "\n"])
+
+
+@st.composite
+def denied_command(draw: st.DrawFn) -> str:
+    """`rm` spelt some way, behind wrappers, with arguments and redirections."""
+    wrappers = "".join(draw(st.lists(WRAPPER, max_size=3)))
+    lead = draw(st.sampled_from(["", "A=1 ", "PATH=/x:$PATH "]))  # only before the words
+    if not lead and draw(st.booleans()) and not wrappers.startswith("2>"):
+        lead = "coproc "
+    core = lead + wrappers + draw(RM) + draw(ARGS) + draw(REDIRECT)
+    for _ in range(draw(st.integers(0, 2))):
+        shape = draw(CONTEXT)
+        core = shape.format(core, q=shlex.quote(core))
+        if shape.startswith("echo `"):
+            break  # backticks do not nest without escaping
+    return core
+
+
+def compound(draw: st.DrawFn, hidden: str) -> str:
+    before = draw(st.lists(SAFE, max_size=2))
+    after = draw(st.lists(SAFE, max_size=2))
+    parts = [*before, hidden, *after]
+    line = parts[0]
+    for part in parts[1:]:
+        line += draw(SEPARATOR) + part
+    return line
+
+
+@settings(deadline=None, max_examples=400)
+@given(st.data())
+def test_a_deny_rule_for_rm_always_applies(data: st.DataObject) -> None:
+    line = compound(data.draw, data.draw(denied_command()))
+    assert m(line, "rm *") in (FULL, PARTIAL), (line, split_command(line))
+
+
+@settings(deadline=None, max_examples=300)
+@given(st.data())
+def test_allow_rules_never_cover_an_unlisted_segment(data: st.DataObject) -> None:
+    line = compound(data.draw, data.draw(denied_command()))
+    allow = ["git status", "ls *", "echo *", "cat *", "wc *", "sh -c *", "bash -c *", "eval *"]
+    matcher = CommandMatcher(line)
+    assert matcher.together(allow) is not FULL, line
+    for pattern in allow:
+        assert matcher.one(pattern) is not FULL, (line, pattern)
+
+
+@settings(deadline=None, max_examples=200)
+@given(st.lists(SAFE, min_size=1, max_size=4), st.data())
+def test_listed_segments_are_covered_however_they_are_joined(
+    commands: list[str], data: st.DataObject
+) -> None:
+    line = commands[0]
+    for command in commands[1:]:
+        line += data.draw(SEPARATOR) + command
+    allow = ["git status", "ls *", "echo *", "cat *", "wc *"]
+    assert CommandMatcher(line).together(allow) is FULL, line
