@@ -42,6 +42,7 @@ from deftly.execution.executor import Executor
 from deftly.execution.external_hooks import CommandHook, ExternalHooks
 from deftly.execution.hooks import AfterHook, BeforeHook, HookChain, HookOrder
 from deftly.execution.permission_gate import PermissionGate
+from deftly.execution.probe import check_rules
 from deftly.execution.spill import OutputBudget, Spiller
 from deftly.mcp.manager import McpManager
 from deftly.policy.approval import Approver, NonInteractiveApprover
@@ -183,6 +184,7 @@ class Runtime:
         await self._wire_shell()
         await self._wire_mcp()
         self._activate_tools()
+        await self._check_rules()
 
     async def close(self) -> None:
         """Stop everything the runtime's tools started, newest first."""
@@ -528,6 +530,16 @@ class Runtime:
                 self.diagnostics.append(
                     Diagnostic("warning", field_name, issue.message("the configuration"))
                 )
+
+    async def _check_rules(self) -> None:
+        """Rules that can match nothing are warnings; a rule's failing example stops the
+        start (checked through the tools' own matchers, so only now)."""
+        known = known_names(self._contributions, self.registry)
+        try:
+            self.diagnostics += await check_rules(self.permissions.rules, self.registry, known)
+        except ConfigError:
+            await self.close()
+            raise
 
     def _is_switched_on(self, name: str, source: Source) -> bool:
         return self.policy.is_active(name, source) and self.profile.policy.is_active(name, source)

@@ -158,7 +158,7 @@ CONTEXT = st.sampled_from(
         "( {} )",
         "{{ {}; }}",
         "if true; then {}; fi",
-        "echo \"$({})\"",
+        'echo "$({})"',
         "cat <({})",
     ]
 )
@@ -220,3 +220,111 @@ def test_listed_segments_are_covered_however_they_are_joined(
         line += data.draw(SEPARATOR) + command
     allow = ["git status", "ls *", "echo *", "cat *", "wc *"]
     assert CommandMatcher(line).together(allow) is FULL, line
+
+
+# -- rules that can match nothing are warnings; examples are checked at load ------------------
+
+
+async def test_rules_that_can_match_nothing_are_warned_about(make_runtime: Any) -> None:
+    deny = ["Bash( git status)", "Bash(npm:* x)", "Bsh(rm *)", "Bash()", "mcp__gh__*"]
+    rt: Runtime = await make_runtime(config={"permissions": {"deny": deny}})
+    warnings = [d.message for d in rt.diagnostics if d.source == "[permissions]"]
+    assert any("'Bash( git status)' has spaces" in w for w in warnings), warnings
+    assert any("'Bash(npm:* x)' has \":*\" before the end" in w for w in warnings)
+    assert any('"Bsh(rm *)" names the tool "Bsh"' in w and 'mean "Bash"' in w for w in warnings)
+    assert any("'Bash()' has an empty pattern, so it covers every Bash call" in w for w in warnings)
+    assert not any("mcp__gh__*" in w for w in warnings)  # servers may come later
+    assert len(warnings) == 4
+
+
+async def test_a_clean_rule_list_gives_no_warning(make_runtime: Any) -> None:
+    config = {"permissions": {"deny": ["Bash(rm -rf *)", "Read(secrets/**)"], "allow": ["Glob"]}}
+    rt: Runtime = await make_runtime(config=config)
+    assert [d for d in rt.diagnostics if d.source == "[permissions]"] == []
+
+
+async def test_examples_that_hold_load_quietly(make_runtime: Any, workspace: Path) -> None:
+    config = {
+        "permissions": {
+            "deny": [
+                {
+                    "rule": "Bash(rm -rf *)",
+                    "match": ["rm -rf /abs", "rm -rf src/build", "echo x | xargs rm"],
+                    "not_match": ["rm x", "ls -rf"],
+                },
+                {"rule": "Bash(npm run test:*)", "match": ["npm run test -- -x"]},
+            ],
+            "ask": [{"rule": "Write(secrets/**)", "match": ["secrets/a.txt"]}],
+            "allow": [
+                {"rule": "Edit(src/**)", "match": ["src/a.py"], "not_match": ["b.py"]},
+                {"rule": "Bash(git status)", "not_match": ["git status && rm x"]},
+                {"rule": "Read", "match": ['{"path": "any.txt", "n_lines": 3}']},
+            ],
+        }
+    }
+    rt: Runtime = await make_runtime(config=config)
+    assert [d for d in rt.diagnostics if d.source == "[permissions]"] == []
+    # plain strings and tables live side by side in one list
+    texts = [entry.text for entry in rt.permissions.rules]
+    assert "Bash(rm -rf *)" in texts and "Edit(src/**)" in texts
+
+
+@pytest.mark.parametrize(
+    ("kind", "item", "said"),
+    [
+        (
+            "deny",
+            {"rule": "Bash(rm *)", "match": ["ls x"]},
+            "the deny rule \"Bash(rm *)\" should apply to 'ls x', but it does not",
+        ),
+        (
+            "deny",
+            {"rule": "Bash(rm *)", "not_match": ["/bin/rm x"]},
+            "the deny rule \"Bash(rm *)\" should not apply to '/bin/rm x', but it does",
+        ),
+        (
+            "allow",
+            {"rule": "Bash(git *)", "match": ["git status | rm x"]},
+            "should apply to 'git status | rm x', but it covers only part of it",
+        ),
+        (
+            "allow",
+            {"rule": "Bash(npm run test:*)", "match": ["npm run testing"]},
+            "should apply to 'npm run testing', but it does not",
+        ),
+        (
+            "ask",
+            {"rule": "Write(src/**)", "not_match": ["src/deep/a.py"]},
+            "the ask rule \"Write(src/**)\" should not apply to 'src/deep/a.py', but it does",
+        ),
+    ],
+)
+async def test_a_failing_example_is_a_load_error(
+    workspace: Path, kind: str, item: dict[str, Any], said: str
+) -> None:
+    from deftly.contract.errors import ConfigError
+
+    rt = Runtime(workspace, config={"permissions": {kind: [item]}}, plugins=False)
+    with pytest.raises(ConfigError) as caught:
+        await rt.start()
+    message = str(caught.value)
+    assert said in message, message
+    assert "deftly permissions --test" in message  # how to look into it
+
+
+async def test_a_failing_example_names_the_file_and_line(workspace: Path) -> None:
+    from deftly.contract.errors import ConfigError
+
+    config = workspace / ".deftly" / "config.toml"
+    config.parent.mkdir()
+    config.write_text(
+        "[permissions]\n"
+        'deny = [\n  "Bash(curl *)",\n'
+        '  { rule = "Bash(rm -rf *)", match = ["rm -rf /abs"], not_match = ["rm -rf x"] },\n]\n'
+    )
+    rt = Runtime(workspace, plugins=False)  # deny rules apply even in an untrusted folder
+    with pytest.raises(ConfigError) as caught:
+        await rt.start()
+    message = str(caught.value)
+    assert f"{config}:4" in message
+    assert "should not apply to 'rm -rf x', but it does" in message

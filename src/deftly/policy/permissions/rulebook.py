@@ -3,19 +3,24 @@
 Rules come from the config files (user first, then project), from Python
 (`rt.permissions.rules.add(...)`), and session approvals are kept apart
 (`SessionApprovals`). A rule that does not parse is an error at load time that names the
-file and line it came from; it is never silently dropped.
+file and line it came from; it is never silently dropped. A rule that parses but can match
+nothing (`Bash( git status)`, `Bash(npm run:* x)`, a tool no one has) is a warning, and a
+rule written as a table carries examples (`match`, `not_match`) checked once the tools
+are active.
 """
 
 from __future__ import annotations
 
+import difflib
 import logging
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Protocol
 
 from deftly.contract.errors import ConfigError
 from deftly.contract.tool import RuleMatch, ToolExecution
-from deftly.policy.rules import Rule, RuleSyntaxError, parse_rule
+from deftly.policy.rules import PREFIX_SUFFIX, Rule, RuleSyntaxError, parse_rule
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +38,10 @@ class RuleEntry:
     kind: RuleKind
     rule: Rule
     origin: str
+    match: tuple[str, ...] = ()
+    """Examples the rule must apply to (checked at load)."""
+    not_match: tuple[str, ...] = ()
+    """Examples it must not apply to."""
 
     @property
     def text(self) -> str:
@@ -103,6 +112,47 @@ def joint_allow_hit(
     return RuleHit(partial[0], RuleMatch.FULL, together=tuple(partial[1:]))
 
 
+class RuleSource(Protocol):
+    """A rule with examples, as `[permissions]` tables give it."""
+
+    @property
+    def rule(self) -> str: ...
+    @property
+    def match(self) -> Sequence[str]: ...
+    @property
+    def not_match(self) -> Sequence[str]: ...
+
+
+def pattern_problems(text: str) -> list[str]:
+    """Why a rule that parses can still match nothing (or much more than it seems)."""
+    stripped = text.strip()
+    if "(" not in stripped or not stripped.endswith(")"):
+        return []
+    tool, _, rest = stripped.partition("(")
+    args = rest[:-1]
+    problems: list[str] = []
+    if not args.strip():
+        problems.append(
+            f'has an empty pattern, so it covers every {tool.strip()} call; write "{tool.strip()}" '
+            "if that is meant, or put the pattern between the parentheses."
+        )
+        return problems
+    if args != args.strip():
+        problems.append(
+            "has spaces at the start or end of its pattern, which no call has (commands and "
+            f'paths are matched trimmed), so it never applies. Write "{tool.strip()}('
+            f'{args.strip()})".'
+        )
+    inner = args.strip().removesuffix(PREFIX_SUFFIX)
+    if PREFIX_SUFFIX in inner:
+        problems.append(
+            f'has "{PREFIX_SUFFIX}" before the end of its pattern; "{PREFIX_SUFFIX}" means '
+            '"followed by anything" only at the very end (e.g. "Bash(npm run test:*)"), '
+            "elsewhere it is a colon and a star. Write `*` where anything may follow."
+        )
+    return problems
+
+
 def covers(kind: RuleKind, match: RuleMatch) -> bool:
     """Deny and ask rules restrict: a partial match is enough. Allow needs a full match."""
     if kind is RuleKind.ALLOW:
@@ -127,20 +177,24 @@ class RuleBook:
         default=(-1, 0, 0), init=False, repr=False, compare=False
     )
 
+    warnings: list[str] = field(default_factory=list, compare=False)
+    """Rules that parse but can match nothing, each said with where it is and why."""
+
     @classmethod
     def from_lists(
         cls,
         *,
-        allow: Iterable[str] = (),
-        ask: Iterable[str] = (),
-        deny: Iterable[str] = (),
+        allow: Iterable[str | RuleSource] = (),
+        ask: Iterable[str | RuleSource] = (),
+        deny: Iterable[str | RuleSource] = (),
         origin: Callable[[str], str] = lambda text: "configuration",
         section: str = "[permissions]",
     ) -> RuleBook:
         """Parse every rule; the first bad one raises ConfigError naming where it is."""
         book = cls()
-        for kind, texts in ((RuleKind.DENY, deny), (RuleKind.ASK, ask), (RuleKind.ALLOW, allow)):
-            for text in texts:
+        for kind, items in ((RuleKind.DENY, deny), (RuleKind.ASK, ask), (RuleKind.ALLOW, allow)):
+            for item in items:
+                text = item if isinstance(item, str) else item.rule
                 where = origin(text)
                 try:
                     rule = parse_rule(text)
@@ -149,8 +203,31 @@ class RuleBook:
                         f"{where}: the {section} {kind} rule {text!r} is not valid: {exc}. "
                         'Write a rule as "Tool" or "Tool(pattern)", e.g. "Bash(git status)".'
                     ) from None
-                book.entries.append(RuleEntry(kind, rule, where))
+                match = () if isinstance(item, str) else tuple(item.match)
+                not_match = () if isinstance(item, str) else tuple(item.not_match)
+                entry = RuleEntry(kind, rule, where, match, not_match)
+                book.entries.append(entry)
+                book.warnings += [
+                    f"{where}: the {section} {kind} rule {text!r} {problem}"
+                    for problem in pattern_problems(text)
+                ]
         return book
+
+    def unknown_tools(self, known: Collection[str]) -> list[str]:
+        """Warnings for rules naming a tool no active or known tool has (MCP names and
+        globs are left alone: servers may come and go)."""
+        out: list[str] = []
+        for entry in self.entries:
+            tool = entry.rule.tool
+            if tool.startswith("mcp__") or any(ch in tool for ch in "*?[]{}") or tool in known:
+                continue
+            close = difflib.get_close_matches(tool, sorted(known), n=1)
+            hint = f' Did you mean "{close[0]}"?' if close else ""
+            out.append(
+                f'{entry.origin}: the {entry.kind} rule "{entry.text}" names the tool "{tool}", '
+                f"which no tool here has, so it never applies.{hint}"
+            )
+        return out
 
     def add(self, kind: RuleKind | str, text: str, *, origin: str = "Python") -> RuleEntry:
         """Add one rule at run time; raises RuleSyntaxError if it does not parse."""
