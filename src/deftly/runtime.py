@@ -23,6 +23,7 @@ from typing import Any, Self
 
 from deftly.config.loader import LoadedConfig, load_config, parse_config, user_config_dir
 from deftly.config.model import DeftlyConfig
+from deftly.config.trust import TrustStore, describe_withheld, mcp_servers_withheld
 from deftly.contract.diagnostics import Diagnostic
 from deftly.contract.errors import ConfigError, DeftlyError, ToolLoadError
 from deftly.contract.schema import JsonSchema
@@ -45,6 +46,7 @@ from deftly.execution.permission_gate import PermissionGate
 from deftly.execution.probe import check_rules
 from deftly.execution.spill import OutputBudget, Spiller
 from deftly.mcp.manager import McpManager
+from deftly.mcp.specs import load_specs
 from deftly.policy.approval import Approver, NonInteractiveApprover
 from deftly.policy.control import ControlFiles
 from deftly.policy.paths import Workspace
@@ -117,14 +119,16 @@ class Runtime:
         session_id: str | None = None,
         approve_asks: bool = False,
         approver: Approver | None = None,
+        trust: bool | None = None,
     ) -> None:
         self.workspace_path = Path(workspace).expanduser().resolve()
         if not self.workspace_path.is_dir():
             raise ConfigError(f"The workspace {self.workspace_path} is not a directory.")
+        self.home = Path(home).expanduser() if home else data_home()
+        self.trusted = self._decide_trust(trust)
         self.loaded = self._load_config(config)
         self.config = self.loaded.config
         self.env = env or LocalEnv()
-        self.home = Path(home).expanduser() if home else data_home()
         self.session_id = session_id or new_session_id()
         self.session_dir = session_dir(self.workspace_path, self.session_id, self.home)
         self.spill_dir = self.session_dir / "spill"
@@ -137,6 +141,7 @@ class Runtime:
         self.profile = profile or Profile()
         self.policy = ToolPolicy.from_lists(self.config.tools.enabled, self.config.tools.disabled)
         self.diagnostics: list[Diagnostic] = []
+        self._report_trust(config is None)
         self.registry = ToolRegistry()
         self.services = Services()
         self.before_hooks: HookChain[BeforeHook] = HookChain()
@@ -289,7 +294,33 @@ class Runtime:
             return LoadedConfig(config)
         if config is not None:
             return LoadedConfig(parse_config(config, "the configuration passed to Runtime"))
-        return load_config(self.workspace_path)
+        return load_config(self.workspace_path, trusted=self.trusted)
+
+    def _decide_trust(self, trust: bool | None) -> bool:
+        """Whether the workspace's own config may run programs and widen permissions:
+        `trust` when given, else whether the user recorded the folder (`deftly trust`)."""
+        self._trust_problem: str | None = None
+        if trust is not None:
+            return trust
+        store = TrustStore(self.home)
+        trusted = store.is_trusted(self.workspace_path)
+        self._trust_problem = store.problem
+        return trusted
+
+    def _report_trust(self, read_workspace_config: bool) -> None:
+        """One diagnostic naming every workspace setting left out for want of trust."""
+        if self._trust_problem:
+            self.diagnostics.append(Diagnostic("warning", "workspace trust", self._trust_problem))
+        if self.trusted:
+            return
+        withheld = list(self.loaded.withheld) if read_workspace_config else []
+        withheld.extend(mcp_servers_withheld(self.workspace_path))
+        if withheld:
+            self.diagnostics.append(
+                Diagnostic(
+                    "warning", "workspace trust", describe_withheld(self.workspace_path, withheld)
+                )
+            )
 
     def _budget(self) -> OutputBudget:
         out = self.config.output
@@ -488,7 +519,11 @@ class Runtime:
         )
         self.services.provide(self.mcp)
         self.on_close(self.mcp.close)
-        await self.mcp.start()
+        # An untrusted workspace's own mcp.json is not read: its commands would run now.
+        specs, self.mcp.invalid = load_specs(
+            self.workspace_path, mcp, self.diagnostics, trusted_workspace=self.trusted
+        )
+        await self.mcp.start(specs)
 
     def add_mcp_config(self, path: str | Path) -> None:
         """Mount the servers of one more mcp.json file too (call before `start()`)."""

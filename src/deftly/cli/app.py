@@ -17,6 +17,7 @@ from deftly.cli.common import (
     JsonOpt,
     McpConfigOpt,
     ModeOpt,
+    TrustOpt,
     UsageError,
     WorkspaceOpt,
     YesOpt,
@@ -35,6 +36,7 @@ from deftly.cli.permissions import (
 )
 from deftly.cli.render import call_json, render_call, tools_table
 from deftly.cli.skills import skills_app
+from deftly.cli.trust import trust_command
 from deftly.execution.calls import Outcome, ToolCall
 
 T = TypeVar("T")
@@ -57,11 +59,14 @@ def tools_command(
     workspace: WorkspaceOpt = Path("."),
     as_json: JsonOpt = False,
     mcp_config: McpConfigOpt = None,
+    trust: TrustOpt = False,
 ) -> None:
     """List the active tools with their source (builtin, user, mcp) and disclosure."""
 
     async def main() -> None:
-        async with build_runtime(workspace, None, False, mcp_config=mcp_config) as rt:
+        async with build_runtime(
+            workspace, None, False, mcp_config=mcp_config, trust=trust, ask_trust=True
+        ) as rt:
             infos = rt.tools()
             print_diagnostics(rt)
             if as_json:
@@ -84,6 +89,7 @@ def call_command(
     as_json: JsonOpt = False,
     mcp_config: McpConfigOpt = None,
     explain: ExplainOpt = False,
+    trust: TrustOpt = False,
 ) -> None:
     """Run one tool call through the whole pipeline (validation, policy, permissions, hooks).
 
@@ -96,7 +102,9 @@ def call_command(
 
     async def main() -> int:
         notices = NoticePrinter(err)
-        async with build_runtime(workspace, mode, yes, mcp_config=mcp_config) as rt:
+        async with build_runtime(
+            workspace, mode, yes, mcp_config=mcp_config, trust=trust, ask_trust=True
+        ) as rt:
             notices.attach(rt)
             print_diagnostics(rt)
             result = await rt.call(name, arguments, call_id="cli_1")
@@ -160,6 +168,7 @@ def batch_command(
     yes: YesOpt = False,
     as_json: JsonOpt = False,
     mcp_config: McpConfigOpt = None,
+    trust: TrustOpt = False,
 ) -> None:
     """Run many calls as one batch, the way a model's reply would.
 
@@ -172,7 +181,13 @@ def batch_command(
     async def main() -> int:
         calls = read_batch(source)
         async with build_runtime(
-            workspace, mode, yes, interactive=source != "-", mcp_config=mcp_config
+            workspace,
+            mode,
+            yes,
+            interactive=source != "-",
+            mcp_config=mcp_config,
+            trust=trust,
+            ask_trust=True,
         ) as rt:
             NoticePrinter(err).attach(rt)
             print_diagnostics(rt)
@@ -191,6 +206,7 @@ def batch_command(
 
 app.command("serve")(mcp_cli.serve_command)
 app.command("permissions")(permissions_command)
+app.command("trust")(trust_command)
 app.add_typer(mcp_cli.mcp_app, name="mcp")
 app.add_typer(skills_app)
 reflow_help(app)

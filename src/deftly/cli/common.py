@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from deftly.cli.approver import terminal_approver
+from deftly.cli.trust_question import ask_to_trust
 from deftly.contract.errors import DeftlyError
 from deftly.policy.approval import Approver
 from deftly.runtime import Runtime
@@ -57,6 +60,15 @@ McpConfigOpt = Annotated[
         resolve_path=True,
     ),
 ]
+TrustOpt = Annotated[
+    bool,
+    typer.Option(
+        "--trust",
+        help="Trust the workspace's own config for this run: its hooks, MCP servers, mode, "
+        "allow rules and other settings that run programs or widen permissions apply. "
+        "`deftly trust DIR` records it instead.",
+    ),
+]
 ExplainOpt = Annotated[
     bool,
     typer.Option(
@@ -96,12 +108,20 @@ def build_runtime(
     interactive: bool = True,
     mcp_config: list[Path] | None = None,
     approver: Approver | None = None,
+    trust: bool = False,
+    ask_trust: bool = False,
 ) -> Runtime:
+    """`trust`: the --trust option (this run only). `ask_trust`: at a terminal, ask once
+    whether to trust a workspace whose own config needs it (yes records it)."""
     if mode is not None and mode not in ("manual", "yolo", "auto"):
         raise UsageError(f"unknown mode {mode!r}; use manual, yolo or auto")
     if approver is None and not yes:
         approver = terminal_approver(interactive)
-    runtime = Runtime(workspace, mode=mode, approve_asks=yes, approver=approver)
+    if not trust and ask_trust and interactive and sys.stdin.isatty() and sys.stderr.isatty():
+        ask_to_trust(workspace, err, sys.stdin)
+    runtime = Runtime(
+        workspace, mode=mode, approve_asks=yes, approver=approver, trust=True if trust else None
+    )
     for path in mcp_config or ():
         runtime.add_mcp_config(path)
     return runtime
@@ -111,7 +131,8 @@ def print_diagnostics(runtime: Runtime) -> None:
     for diagnostic in runtime.diagnostics:
         colour = "red" if diagnostic.level == "error" else "yellow"
         err.print(
-            f"[{colour}]{diagnostic.level}[/{colour}] {diagnostic.source}: {diagnostic.message}",
+            f"[{colour}]{diagnostic.level}[/{colour}] "
+            f"{escape(diagnostic.source)}: {escape(diagnostic.message)}",
             highlight=False,
         )
 

@@ -17,6 +17,7 @@ from deftly.cli.common import (
     JsonOpt,
     McpConfigOpt,
     ModeOpt,
+    TrustOpt,
     UsageError,
     WorkspaceOpt,
     build_runtime,
@@ -58,6 +59,7 @@ async def serve(
     mcp_config: list[Path] | None = None,
     *,
     setup: Callable[[Runtime], None] | None = None,
+    trust: bool = False,
 ) -> None:
     """What `deftly serve` does; `setup` may adjust the runtime before serving (tests)."""
     # Imported here: the MCP SDK is slow to load, and other commands do not need it.
@@ -75,7 +77,10 @@ async def serve(
             "<secret>`), or listen on a loopback address such as 127.0.0.1"
         )
     approver = ElicitationApprover(workspace=workspace)
-    runtime = build_runtime(workspace, mode, False, mcp_config=mcp_config, approver=approver)
+    # stdin may be the protocol: never ask about trust here (--trust or `deftly trust`)
+    runtime = build_runtime(
+        workspace, mode, False, mcp_config=mcp_config, approver=approver, trust=trust
+    )
     finished = True
     async with runtime as rt:
         rt.disclosure.enabled = False  # MCP clients do their own tool disclosure
@@ -124,6 +129,7 @@ def serve_command(
         int, typer.Option("--port", help="HTTP: the port (0 picks a free one).")
     ] = 8765,
     mcp_config: McpConfigOpt = None,
+    trust: TrustOpt = False,
 ) -> None:
     """Serve this workspace's tools to any MCP client (over stdio, or streamable HTTP).
 
@@ -135,7 +141,7 @@ def serve_command(
     message saying how to allow the call (--mode auto, or an allow rule). Stops when the
     client closes stdin (stdio) or on Ctrl-C / SIGTERM (http), closing everything it started.
     """
-    run_async(lambda: serve(workspace, mode, transport, host, port, mcp_config))
+    run_async(lambda: serve(workspace, mode, transport, host, port, mcp_config, trust=trust))
 
 
 _STATE_STYLE = {
@@ -179,11 +185,12 @@ def list_command(
     workspace: WorkspaceOpt = Path("."),
     as_json: JsonOpt = False,
     mcp_config: McpConfigOpt = None,
+    trust: TrustOpt = False,
 ) -> None:
     """Start every configured MCP server and show its state, its tools and its last error."""
 
     async def main() -> None:
-        async with build_runtime(workspace, None, False, mcp_config=mcp_config) as rt:
+        async with build_runtime(workspace, None, False, mcp_config=mcp_config, trust=trust) as rt:
             statuses = rt.mcp.statuses()
             if as_json:
                 sys.stdout.write(json.dumps([s.to_json() for s in statuses], indent=2) + "\n")

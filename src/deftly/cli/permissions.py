@@ -13,7 +13,14 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from deftly.cli.common import JsonOpt, WorkspaceOpt, build_runtime, run_async
+from deftly.cli.common import (
+    JsonOpt,
+    TrustOpt,
+    WorkspaceOpt,
+    build_runtime,
+    print_diagnostics,
+    run_async,
+)
 from deftly.execution.events import Event, RuntimeNotice
 from deftly.execution.permission_gate import PermissionRecord
 from deftly.runtime import Runtime
@@ -67,12 +74,15 @@ def permissions_command(
         str | None, typer.Option("--mode", help="Show as if this mode were chosen.")
     ] = None,
     as_json: JsonOpt = False,
+    trust: TrustOpt = False,
 ) -> None:
     """Show the permission mode, every rule with the file and line it came from, and the
     configured hooks."""
 
     async def main() -> None:
-        show(build_runtime(workspace, mode, False), as_json)
+        runtime = build_runtime(workspace, mode, False, trust=trust)
+        print_diagnostics(runtime)
+        show(runtime, as_json)
 
     run_async(main)
 

@@ -13,7 +13,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
-from deftly.cli.common import JsonOpt, WorkspaceOpt, err, out
+from deftly.cli.common import JsonOpt, TrustOpt, WorkspaceOpt, err, out
 from deftly.contract.errors import DeftlyError
 from deftly.runtime import Runtime
 from deftly.skills import Skill, SkillError, SkillService, Trigger
@@ -31,11 +31,11 @@ skills_app = typer.Typer(
 NOT_FOUND = 2
 
 
-def _with_skills(workspace: Path, work: Callable[[SkillService], T]) -> T:
+def _with_skills(workspace: Path, work: Callable[[SkillService], T], trust: bool = False) -> T:
     """Run `work` with the workspace's skill service; errors become one clean line."""
 
     async def main() -> T:
-        async with Runtime(workspace) as runtime:
+        async with Runtime(workspace, trust=True if trust else None) as runtime:
             return work(runtime.skills)
 
     try:
@@ -53,7 +53,9 @@ def _print_json(data: Any) -> None:
 
 
 @skills_app.command("list")
-def list_command(workspace: WorkspaceOpt = Path("."), as_json: JsonOpt = False) -> None:
+def list_command(
+    workspace: WorkspaceOpt = Path("."), as_json: JsonOpt = False, trust: TrustOpt = False
+) -> None:
     """List the skills (name, source, path, description) and the files that were skipped.
 
     With --json: {"skills": [...], "skipped": [...]}.
@@ -89,7 +91,7 @@ def list_command(workspace: WorkspaceOpt = Path("."), as_json: JsonOpt = False) 
             for item in skipped:
                 out.print(f"  {escape(item.path)}: {escape(item.reason)}", highlight=False)
 
-    _with_skills(workspace, work)
+    _with_skills(workspace, work, trust)
 
 
 def _audience(skill: Skill) -> str:
@@ -105,6 +107,7 @@ def show_command(
     name: Annotated[str, typer.Argument(help="The skill's name (any case).")],
     workspace: WorkspaceOpt = Path("."),
     as_json: JsonOpt = False,
+    trust: TrustOpt = False,
 ) -> None:
     """Show one skill: where it comes from, its fields and its text (before expansion)."""
 
@@ -134,7 +137,7 @@ def show_command(
         out.print()
         sys.stdout.write(skill.content + "\n")
 
-    _with_skills(workspace, work)
+    _with_skills(workspace, work, trust)
 
 
 @skills_app.command(
@@ -151,6 +154,7 @@ def render_command(
         str,
         typer.Option(help="What loads it: user-slash, model-tool or nested-skill."),
     ] = "user-slash",
+    trust: TrustOpt = False,
 ) -> None:
     """Print the <skill-loaded> block a model would receive for NAME with ARGS."""
     if trigger not in ("user-slash", "model-tool", "nested-skill"):
@@ -161,4 +165,4 @@ def render_command(
     def work(service: SkillService) -> str:
         return service.render(name, " ".join(args or []), trigger=chosen)
 
-    sys.stdout.write(_with_skills(workspace, work) + "\n")
+    sys.stdout.write(_with_skills(workspace, work, trust) + "\n")

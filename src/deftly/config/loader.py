@@ -4,10 +4,15 @@
 `<workspace>/.deftly/config.toml`. Tables merge key by key; lists of rules (`allow`, `ask`,
 `deny`, hooks) are concatenated, user first; other lists are replaced. Every value
 remembers the file and line it came from, so an error can point at it.
+
+A file outside the user's config directory belongs to the workspace. Unless the workspace
+is trusted, its settings that run programs or widen permissions are withheld (see
+`deftly.config.untrusted`) and listed in `LoadedConfig.withheld`.
 """
 
 from __future__ import annotations
 
+import copy
 import difflib
 import json
 import os
@@ -21,6 +26,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from deftly.config.model import DeftlyConfig
+from deftly.config.untrusted import Withheld, restrict
 from deftly.contract.errors import ConfigError
 
 CONCATENATED_LISTS = frozenset(
@@ -42,11 +48,27 @@ def config_paths(workspace: Path) -> list[Path]:
     return [user_config_dir() / "config.toml", workspace / ".deftly" / "config.toml"]
 
 
+def workspace_mcp_file(workspace: Path) -> Path:
+    """The workspace's own mcp.json (its servers start only in a trusted workspace)."""
+    return workspace / ".deftly" / "mcp.json"
+
+
+def is_user_file(path: Path) -> bool:
+    """Whether `path` lies in the user's own config directory (always trusted)."""
+    try:
+        path.resolve().relative_to(user_config_dir().resolve())
+    except ValueError:
+        return False
+    return True
+
+
 @dataclass
 class LoadedConfig:
     config: DeftlyConfig
     files: list[Path] = field(default_factory=list)
     _texts: dict[Path, str] = field(default_factory=dict)
+    withheld: list[Withheld] = field(default_factory=list)
+    """Settings of an untrusted workspace's file that were not applied."""
 
     def origin(self, value: str) -> str:
         """ "file:line" of the first place `value` appears as a string, or the file list."""
@@ -118,11 +140,19 @@ def parse_config(data: Mapping[str, Any], where: str = "the configuration") -> D
         raise ConfigError(_describe_error(exc, DeftlyConfig, where)) from None
 
 
-def load_config(workspace: Path, paths: list[Path] | None = None) -> LoadedConfig:
-    """Read and merge the config files that exist; raise ConfigError with the file named."""
+def load_config(
+    workspace: Path, paths: list[Path] | None = None, *, trusted: bool = True
+) -> LoadedConfig:
+    """Read and merge the config files that exist; raise ConfigError with the file named.
+
+    With `trusted=False`, files outside the user's config directory contribute only the
+    settings that cannot run a program or widen permissions; the rest is `withheld`.
+    """
     merged: dict[str, Any] = {}
+    whole: dict[str, Any] = {}  # as if trusted: withheld settings are still checked
     used: list[Path] = []
     texts: dict[Path, str] = {}
+    withheld: list[Withheld] = []
     for path in paths if paths is not None else config_paths(workspace):
         try:
             text = path.read_text(encoding="utf-8")
@@ -136,8 +166,14 @@ def load_config(workspace: Path, paths: list[Path] | None = None) -> LoadedConfi
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{path} is not valid TOML: {exc}") from None
+        _merge(whole, copy.deepcopy(data))
+        if not trusted and not is_user_file(path):
+            data, held = restrict(data, merged, path)
+            withheld.extend(held)
         _merge(merged, data)
         used.append(path)
         texts[path] = text
     where = ", ".join(str(p) for p in used) or "the configuration"
-    return LoadedConfig(parse_config(merged, where), used, texts)
+    if withheld:
+        parse_config(whole, where)
+    return LoadedConfig(parse_config(merged, where), used, texts, withheld)

@@ -5,7 +5,8 @@
                     "docs":   {"url": "https://example.com/mcp",
                                "headers": {"Authorization": "Bearer ${DOCS_TOKEN}"}}}}
 
-Files are read in order (user, project, extra files, then `[mcp] servers`); a later entry
+Files are read in order (user, project, extra files, then `[mcp] servers`); the project's
+file only when the workspace is trusted (its commands would run on start). A later entry
 with the same name replaces an earlier one. A broken file or entry is reported and skipped:
 it never stops the other servers or the runtime. Keys other clients use and deftly does not
 (`autoApprove`, `timeout`...) are ignored and listed by `deftly mcp list`.
@@ -23,7 +24,7 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
-from deftly.config.loader import user_config_dir
+from deftly.config.loader import user_config_dir, workspace_mcp_file
 from deftly.config.mcp import McpConfig
 from deftly.contract.diagnostics import Diagnostic
 
@@ -195,9 +196,14 @@ def build_spec(
     )
 
 
-def config_files(workspace: Path, config: McpConfig) -> list[Path]:
-    """The mcp.json files to read, in order (missing ones are skipped later)."""
-    files = [user_config_dir() / "mcp.json", workspace / ".deftly" / "mcp.json"]
+def config_files(
+    workspace: Path, config: McpConfig, *, trusted_workspace: bool = True
+) -> list[Path]:
+    """The mcp.json files to read, in order (missing ones are skipped later). The
+    workspace's own file counts only when the workspace is trusted."""
+    files = [user_config_dir() / "mcp.json"]
+    if trusted_workspace:
+        files.append(workspace_mcp_file(workspace))
     for extra in config.config_files:
         path = Path(extra).expanduser()
         files.append(path if path.is_absolute() else workspace / path)
@@ -243,11 +249,13 @@ def load_specs(
     config: McpConfig,
     diagnostics: list[Diagnostic],
     environ: Mapping[str, str] | None = None,
+    *,
+    trusted_workspace: bool = True,
 ) -> tuple[list[ServerSpec], list[InvalidServer]]:
     """Every configured server, later layers overriding earlier ones by name."""
     env = os.environ if environ is None else environ
     layers: list[tuple[str, Mapping[str, Any]]] = []
-    for path in config_files(workspace, config):
+    for path in config_files(workspace, config, trusted_workspace=trusted_workspace):
         servers = _read_file(path, diagnostics)
         if servers is not None:
             layers.append((str(path), servers))
