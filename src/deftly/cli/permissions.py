@@ -21,6 +21,7 @@ from deftly.cli.common import (
     print_diagnostics,
     run_async,
 )
+from deftly.cli.permission_test import run_tests
 from deftly.execution.events import Event, RuntimeNotice
 from deftly.execution.permission_gate import PermissionRecord
 from deftly.runtime import Runtime
@@ -74,14 +75,28 @@ def permissions_command(
         str | None, typer.Option("--mode", help="Show as if this mode were chosen.")
     ] = None,
     as_json: JsonOpt = False,
+    test: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--test",
+            help="Show what the permission chain would decide for a call, link by link, "
+            "WITHOUT running it: a Bash command ('rm -rf build'), Tool(subject) "
+            "('Write(notes.txt)', 'Read(~/.ssh/id_rsa)': the subject goes into the tool's "
+            "first required text argument) or Tool({json arguments}). Repeat for more "
+            "calls. Exit status: 0 approve, 1 ask, 3 deny (the strictest of them), 2 when a "
+            "subject is not a call.",
+        ),
+    ] = None,
     trust: TrustOpt = False,
 ) -> None:
     """Show the permission mode, every rule with the file and line it came from, and the
-    configured hooks."""
+    configured hooks; with --test, what the chain would decide for a call (nothing is run)."""
 
     async def main() -> None:
         runtime = build_runtime(workspace, mode, False, trust=trust)
         print_diagnostics(runtime)
+        if test:
+            raise typer.Exit(await run_tests(runtime, test, as_json))
         show(runtime, as_json)
 
     run_async(main)
