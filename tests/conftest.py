@@ -51,6 +51,15 @@ async def make_runtime(workspace: Path) -> AsyncIterator[Callable[..., Any]]:
         await runtime.close()
 
 
+def trust_folder(path: Path) -> Path:
+    """Record `path` as trusted, as `deftly trust PATH` does (in the test's data home), for
+    tests whose workspace config loads tools, runs hooks or starts MCP servers."""
+    from deftly.config.trust import TrustStore
+    from deftly.session import data_home
+
+    return TrustStore(data_home()).trust(path)
+
+
 def repo_root() -> Path:
     return Path(__file__).resolve().parent.parent
 

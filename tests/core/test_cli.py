@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import subprocess_env
+from tests.conftest import subprocess_env, trust_folder
 
 DEFTLY = str(Path(sys.executable).with_name("deftly"))
 
@@ -22,6 +22,7 @@ def cli_workspace(workspace: Path) -> Path:
         '[tools]\nload = ["tests.helpers:EchoTool", "tests.helpers:SleepTool", '
         '"tests.helpers:BigTool", "tests.helpers:BrokenTool"]\n[output]\nmax_chars = 1000\n'
     )
+    trust_folder(workspace)  # its [tools] load runs code: trusted, as by `deftly trust`
     return workspace
 
 

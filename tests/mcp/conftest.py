@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import trust_folder
+
 FAKE_SERVER = str(Path(__file__).with_name("fake_server.py"))
 DEFTLY = str(Path(sys.executable).with_name("deftly"))
 
@@ -81,4 +83,5 @@ def serve_workspace(workspace: Path) -> Path:
     loads = ", ".join(f'"{t}"' for t in HELPER_TOOLS)
     config.write_text(f"[tools]\nload = [{loads}]\n", encoding="utf-8")
     (workspace / "notes.txt").write_text("hello\n", encoding="utf-8")
+    trust_folder(workspace)  # its [tools] load runs code: trusted, as by `deftly trust`
     return workspace

@@ -7,7 +7,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from tests.conftest import subprocess_env
+from tests.conftest import subprocess_env, trust_folder
 from tests.mcp.conftest import DEFTLY, fake
 
 
@@ -39,6 +39,7 @@ def configure(workspace: Path) -> None:
     project = workspace / ".deftly" / "mcp.json"
     project.parent.mkdir()
     project.write_text(json.dumps({"mcpServers": {"off": fake(enabled=False)}}))
+    trust_folder(workspace)  # a project's mcp.json counts once the folder is trusted
 
 
 def test_mcp_list_shows_states_tools_and_errors(workspace: Path) -> None:

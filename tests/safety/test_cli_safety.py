@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import subprocess_env
+from tests.conftest import subprocess_env, trust_folder
 
 DEFTLY = str(Path(sys.executable).with_name("deftly"))
 
@@ -35,6 +35,7 @@ def cli_ws(workspace: Path) -> Path:
         "[permissions]\n"
         'deny = ["Write(**/*.lock)"]\n'
     )
+    trust_folder(workspace)  # its [tools] load runs code: trusted, as by `deftly trust`
     return workspace
 
 

@@ -325,7 +325,7 @@ def test_rules_from_user_and_project_files_are_all_loaded(workspace: Path) -> No
         workspace / ".deftly" / "config.toml",
         '[permissions]\nmode = "yolo"\nask = [\'Bash(curl *)\']\nallow = ["Bash(rm \\\\*)"]\n',
     )
-    rt = Runtime(workspace)
+    rt = Runtime(workspace, trust=True)  # the project's mode and allow rule need trust
     assert rt.mode == "yolo"
     entries = [(str(e.kind), e.text, e.origin) for e in rt.permissions.rules]
     assert entries == [

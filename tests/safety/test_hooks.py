@@ -345,6 +345,6 @@ def test_user_and_project_hooks_are_concatenated(workspace: Path) -> None:
         '[[hooks.PreToolUse]]\ncommand = "echo project"\n'
         '[[hooks.PostToolUse]]\ncommand = "echo post"\n'
     )
-    hooks = Runtime(workspace).config.hooks
+    hooks = Runtime(workspace, trust=True).config.hooks  # project hooks need trust
     assert [h.command for h in hooks.pre_tool_use] == ["echo user", "echo project"]
     assert [h.command for h in hooks.post_tool_use] == ["echo post"]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from tests.conftest import subprocess_env
+from tests.conftest import subprocess_env, trust_folder
 
 DEFTLY = str(Path(sys.executable).with_name("deftly"))
 TIMEOUT = 60
@@ -21,6 +21,7 @@ def tty_ws(workspace: Path) -> Path:
     config = workspace / ".deftly" / "config.toml"
     config.parent.mkdir()
     config.write_text('[tools]\nload = ["tests.helpers:WriteTool"]\n')
+    trust_folder(workspace)  # trusted beforehand, so the first-run question is not asked
     return workspace
 
 
