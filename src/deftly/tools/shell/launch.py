@@ -23,6 +23,7 @@ import contextlib
 import logging
 import os
 import tempfile
+import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -49,6 +50,7 @@ NON_INTERACTIVE: Mapping[str, str] = {
     "DEBIAN_FRONTEND": "noninteractive",
 }
 PROBE_SECONDS = 15.0
+QUICK_WALK_SECONDS = 0.002
 
 
 def choose_shell(env: ExecEnv, configured: str | None) -> str:
@@ -276,6 +278,7 @@ class ShellLauncher:
         self.sandbox = Sandbox(env, config)
         extra = [Path(os.path.expanduser(p)) for p in self.sandbox.confinement.writable]
         self._writable = [*writable, *extra]
+        self._last_walk: float | None = None
 
     @property
     def shell_name(self) -> str:
@@ -292,13 +295,25 @@ class ShellLauncher:
         return self.sandbox.wrap([self.program, "-c", command], cwd, self.writable_dirs(), masks)
 
     async def prepare(self, command: str, cwd: Path) -> list[str]:
-        """`argv`, with the walk for secrets on a worker thread (it may read directories)."""
+        """`argv`, with the walk for secrets on a worker thread when it may take a while
+        (the first one, or one over a big workspace); a quick one runs right here, as a
+        thread hand-off would cost more than the walk."""
         if not self.sandbox.active:
             return self.argv(command, cwd)
-        masks = await asyncio.to_thread(self._masks)
+        if self._last_walk is not None and self._last_walk < QUICK_WALK_SECONDS:
+            masks = self._masks()
+        else:
+            masks = await asyncio.to_thread(self._masks)
         return self.sandbox.wrap([self.program, "-c", command], cwd, self.writable_dirs(), masks)
 
     def _masks(self) -> list[Mask]:
+        started = time.perf_counter()
+        try:
+            return self._find_masks()
+        finally:
+            self._last_walk = time.perf_counter() - started
+
+    def _find_masks(self) -> list[Mask]:
         environ = self.env.environ()
         home = environ.get("HOME") or os.path.expanduser("~")
         roots = list(self.workspace.roots) if self.workspace is not None else []
