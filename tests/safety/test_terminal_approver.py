@@ -21,6 +21,10 @@ def tty_ws(workspace: Path) -> Path:
     config = workspace / ".deftly" / "config.toml"
     config.parent.mkdir()
     config.write_text('[tools]\nload = ["tests.helpers:WriteTool"]\n')
+    # Existing files nothing can restore (no git, never read), so manual mode asks (issue
+    # 10 §2: creating a new file would not).
+    for name in ("notes.txt", "other.txt"):
+        (workspace / name).write_text("old")
     trust_folder(workspace)  # trusted beforehand, so the first-run question is not asked
     return workspace
 
@@ -61,7 +65,7 @@ def test_no_leaves_the_file_alone(tty_ws: Path) -> None:
     child.expect(PROMPT)
     child.sendline("n")
     rest, status = finish(child)
-    assert status == 1 and not (tty_ws / "notes.txt").exists()
+    assert status == 1 and (tty_ws / "notes.txt").read_text() == "old"
     assert "declined" in " ".join(rest.split())
 
 
@@ -72,7 +76,7 @@ def test_no_with_feedback_reaches_the_model(tty_ws: Path) -> None:
     child.expect("What should the model do instead\\?")
     child.sendline("put it in docs/ instead")
     rest, status = finish(child)
-    assert status == 1 and not (tty_ws / "notes.txt").exists()
+    assert status == 1 and (tty_ws / "notes.txt").read_text() == "old"
     assert "put it in docs/ instead" in " ".join(rest.split())
 
 
@@ -84,7 +88,7 @@ def test_unclear_answers_are_asked_again_and_end_of_input_refuses(tty_ws: Path) 
     child.expect(PROMPT)
     child.sendeof()
     rest, status = finish(child)
-    assert status == 1 and not (tty_ws / "notes.txt").exists()
+    assert status == 1 and (tty_ws / "notes.txt").read_text() == "old"
     assert "not approved" in rest
 
 
@@ -102,7 +106,7 @@ def test_yes_for_the_session_is_not_asked_again(tty_ws: Path, tmp_path: Path) ->
     full = (child.before or "") + rest
     assert status == 1, full
     assert (tty_ws / "notes.txt").read_text() == "same"
-    assert not (tty_ws / "other.txt").exists()
+    assert (tty_ws / "other.txt").read_text() == "old"
     rows = [json.loads(x) for x in rest.splitlines() if x.startswith("{")]
     assert [r["is_error"] for r in rows] == [False, False, True]
 

@@ -123,9 +123,10 @@ class ToolExecution:
     unverifiable: Callable[[], str | None] | None = None
     """Why what this call runs cannot be known before it runs (`$X f`, `bash s.sh`), or
     None; asked for lazily. Such a call asks whenever a deny or ask rule exists for it."""
-    read_only: Callable[[], bool] | None = None
-    """For a tool that is not read-only as a whole: whether this one call is proven to
-    change nothing (a shell command of read-only programs, no redirection); lazily."""
+    not_read_only: Callable[[], str | None] | None = None
+    """For a tool that is not read-only as a whole: why this one call may change
+    something, or None when it is proven to only read (a shell command of read-only
+    programs, nothing redirected); asked for lazily. Plan mode lets proven calls run."""
 
 
 Resolution: TypeAlias = ToolExecution | ToolResult

@@ -344,6 +344,12 @@ class PermissionEngine:
         """For a call that may do more than it declares (a shell command), a rule covers
         what it runs, not where it writes: each declared write (a redirection target)
         must be approved on its own, or by an allow rule for writing that file."""
+        why = call.execution.unverifiable
+        opaque = why() if why is not None else None
+        if opaque:
+            return (
+                f"no rule can vouch for it: what it runs cannot be known before it runs ({opaque})"
+            )
         accesses = call.execution.accesses
         if accesses is None or not accesses.is_exclusive:
             return None
@@ -448,6 +454,14 @@ class PermissionEngine:
         return None
 
     def _fallback(self, call: _Call) -> _Answer:
+        why = call.execution.unverifiable
+        opaque = why() if why is not None else None
+        if opaque:
+            reason = (
+                f"what {call.tool} runs or writes cannot be known before it runs ({opaque}), "
+                "so no rule can vouch for it"
+            )
+            return Verdict.ASK, reason, None
         if call.traits.read_only:
             inside = self._outside(call.execution)
             return Verdict.ASK, _fallback_reason(call.tool, call.traits, inside), None
@@ -456,7 +470,12 @@ class PermissionEngine:
             if side is not None:
                 return Verdict.ASK, side, None
         accesses = call.execution.accesses
-        if accesses is not None and accesses.writes and all(a.how for a in accesses.writes):
+        if (
+            accesses is not None
+            and not accesses.is_exclusive
+            and accesses.writes
+            and all(a.how for a in accesses.writes)
+        ):
             problem = self._restorable_problem(call)
             if problem is not None:
                 advice = (

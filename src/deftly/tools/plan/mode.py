@@ -2,7 +2,10 @@
 
 While plan mode is on, the model investigates and writes a plan instead of changing things:
 Write/Edit may only write the plan file, and stopping background tasks or changing cron
-jobs is refused. Everything else follows the normal permissions (Bash too). `ExitPlanMode`
+jobs is refused. A call that declares it can be proven read-only or not (a shell command,
+through `ToolExecution.not_read_only`) runs as usual when it only reads; otherwise it asks,
+in yolo mode too, and in auto mode it is refused. Everything else follows the normal
+permissions. `ExitPlanMode`
 shows the plan to the user for approval (display `plan_review`) and plan mode ends only
 when they approve it; in auto mode it ends without review, and the model is told so.
 """
@@ -13,14 +16,16 @@ import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
+
+from pydantic import BaseModel
 
 from deftly.contract.accesses import path_key
-from deftly.contract.display import PlanReviewDisplay
+from deftly.contract.display import GenericDisplay, PlanReviewDisplay
 from deftly.contract.result import ToolResult
 from deftly.contract.tool import ToolExecution
 from deftly.execution.hooks import BeforeContext, Decision, Proceed, Veto
-from deftly.execution.permission_gate import Answer
+from deftly.execution.permission_gate import Answer, declined_text
 from deftly.policy.approval import ApprovalRequest
 
 PLAN_WRITE_TOOLS = frozenset({"Write", "Edit"})
@@ -99,6 +104,8 @@ class PlanGuard:
         self.state = state
         self.asker = asker
         self.mode = mode
+        self._approved: set[str] = set()
+        """Calls a person approved here, so the permission gate does not ask again."""
 
     async def __call__(self, ctx: BeforeContext) -> Decision:
         if not self.state.active:
@@ -130,10 +137,61 @@ class PlanGuard:
             )
         if name == EXIT_TOOL:
             return await self._review(ctx)
+        proof = ctx.execution.not_read_only
+        if proof is not None and not ctx.tool.traits.read_only:
+            change = proof()
+            if change is not None:
+                return await self._may_change(ctx, change)
         return None
 
+    async def _may_change(self, ctx: BeforeContext, change: str) -> Decision:
+        """A call that may change something while planning: ask (refused in auto mode)."""
+        name = ctx.call.name
+        if str(self.mode()) == "auto":
+            return Veto(
+                ToolResult.error(
+                    f"Plan mode is on: this {name} call may change things ({change}), and "
+                    "while planning only calls that only read run. Investigate with read-only "
+                    f"commands, write your plan to {self.state.plan_path}, and call "
+                    "ExitPlanMode to get it approved before you change anything."
+                )
+            )
+        execution = ctx.execution
+        action = execution.description or f"Run {name}"
+        request = ApprovalRequest(
+            call_id=ctx.call.id,
+            tool=name,
+            action=action,
+            args=_plain(ctx.args),
+            display=execution.display or GenericDisplay(summary=action),
+            approval_rule=execution.approval_rule,
+            reason=f"plan mode is on and this call may change things ({change})",
+        )
+        answer = await self.asker.ask(ctx, request)
+        if answer.response.approved:
+            self._approved.add(ctx.call.id)
+            return None
+        if answer.via == "non_interactive":
+            return Veto(
+                ToolResult.error(
+                    f"Plan mode is on: this {name} call was not run. It may change things "
+                    f"({change}), so it needs approval while planning, in every mode but "
+                    "auto (where it is refused), and no one can be asked here. Use commands "
+                    "that only read (ls, cat, grep, rg, git status, git diff, git log, ...), "
+                    "or call ExitPlanMode first; --yes (Python: approve_asks=True) approves "
+                    "it anyway."
+                )
+            )
+        if answer.via == "person":
+            return Veto(ToolResult.error(declined_text(ctx, answer.response)))
+        return Veto(ToolResult.error(answer.message or f"{name} was not run (plan mode)."))
+
     def grant(self, ctx: BeforeContext) -> str | None:
-        """For the permission gate: writing the plan file in plan mode needs no approval."""
+        """For the permission gate: writing the plan file in plan mode needs no approval,
+        and a call a person just approved here is not asked about twice."""
+        if ctx.call.id in self._approved:
+            self._approved.discard(ctx.call.id)
+            return "the user approved it in plan mode"
         if (
             self.state.active
             and ctx.call.name in PLAN_WRITE_TOOLS
@@ -190,3 +248,9 @@ class PlanGuard:
                 stop_turn=True,
             )
         )
+
+
+def _plain(args: Any) -> Any:
+    if isinstance(args, BaseModel):
+        return args.model_dump(mode="json")
+    return args

@@ -3,25 +3,36 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from deftly.config.loader import user_config_dir
 from deftly.config.output import OutputConfig
 from deftly.config.shell import ShellConfig
-from deftly.contract.accesses import Accesses
+from deftly.contract.accesses import Access, Accesses, AllAccess, FileAccess, Operation, WriteHow
 from deftly.contract.describe import describe
 from deftly.contract.display import CommandDisplay
 from deftly.contract.result import ToolResult
 from deftly.contract.tool import Tool, ToolContext, ToolExecution, ToolTraits, ToolUpdate
 from deftly.execution.result_builder import ResultBuilder
+from deftly.policy.control import ControlFiles
 from deftly.policy.paths import Workspace
 from deftly.policy.rules import literal_rule
 from deftly.registry.registry import ToolRegistry
 from deftly.tools.shell.format import format_duration, format_size, record
 from deftly.tools.shell.mentions import may_name_secrets, named_secrets
+from deftly.tools.shell.readonly import not_read_only
 from deftly.tools.shell.rules import CommandMatcher
+from deftly.tools.shell.targets import (
+    may_name_control_files,
+    may_redirect,
+    named_control_files,
+    redirect_targets,
+)
 from deftly.tools.shell.tasks import BackgroundTasks, ShellTask, TaskError, TaskStatus, signal_name
 
 LINE_CHARS = 2_000
@@ -185,17 +196,55 @@ class BashTool(Tool[BashParams]):
             accesses=self._accesses(matcher, cwd),
             display=CommandDisplay(command=command, cwd=str(cwd), description=description),
             description=f"{verb}: {_short(command)}",
+            unverifiable=partial(self._unverifiable, matcher, cwd),
+            not_read_only=lambda: not_read_only(matcher.split),
         )
 
+    @functools.cached_property
+    def _control(self) -> ControlFiles:
+        return ControlFiles.of([user_config_dir()])
+
     def _accesses(self, matcher: CommandMatcher, cwd: Path) -> Accesses | None:
-        """Anything at all (the call runs alone), plus the secret or `.git` files the
-        command names, so the permission engine asks about those."""
-        if not may_name_secrets(matcher.command):
+        """Anything at all (the call runs alone), plus what the permission engine must
+        see: the files its output is redirected to (writes), the secret or `.git` files it
+        names (reads), and deftly's control files it names (writes, unless the command is
+        proven to only read). The command is parsed only when a cheap check says it may
+        hold one of these."""
+        command = matcher.command
+        secrets = may_name_secrets(command)
+        redirects = may_redirect(command)
+        control = may_name_control_files(command)
+        if not (secrets or redirects or control):
             return None
-        named = named_secrets(matcher.split, cwd, self.workspace.home)
-        if not named:
+        home = self.workspace.home
+        items: list[Access] = []
+        split = matcher.split
+        if redirects:
+            written = redirect_targets(split, cwd, home).paths
+            items += [FileAccess(Operation.WRITE, p, how=WriteHow.IN_PLACE) for p in written]
+        if secrets:
+            items += [FileAccess(Operation.READ, p) for p in named_secrets(split, cwd, home)]
+        if control:
+            named = named_control_files(split, cwd, home, self._control)
+            if named:
+                reads = not_read_only(split) is None
+                operation = Operation.READ if reads else Operation.WRITE
+                items += [FileAccess(operation, path) for path in named]
+        if not items:
             return None
-        return sum((Accesses.read_file(path) for path in named), Accesses.all())
+        return Accesses((AllAccess(), *items))
+
+    def _unverifiable(self, matcher: CommandMatcher, cwd: Path) -> str | None:
+        """Why what the command runs or writes cannot be known before it runs, or None."""
+        command = matcher.command
+        split = matcher.split
+        if split.opaque:
+            return "; ".join(split.opaque)
+        if may_redirect(command):
+            unknown = redirect_targets(split, cwd, self.workspace.home).unknown
+            if unknown:
+                return "; ".join(unknown)
+        return None
 
     # -- execute -------------------------------------------------------------------------
 
