@@ -108,9 +108,17 @@ async def test_broken_bubblewrap_is_refused_too(
     assert result.is_error and "cannot run commands" in result.text
 
 
-async def test_no_sandbox_by_default_means_no_probe(make_runtime: Any) -> None:
-    rt: Runtime = await make_runtime(approve_asks=True)
+async def test_sandbox_none_means_no_probe_even_with_a_broken_bwrap(
+    make_runtime: Any, tmp_path: Path
+) -> None:
+    # The default is "auto" now (probed, see test_sandbox_default.py); "none" never probes.
+    rt: Runtime = await make_runtime(
+        config={"shell": {"sandbox": "none", "bwrap": str(tmp_path / "missing-bwrap")}},
+        approve_asks=True,
+    )
     assert not [d for d in rt.diagnostics if d.source == "[shell] sandbox"]
+    result = await rt.call("Bash", {"command": "echo $$"})
+    assert int(result.text) > 2  # the host's PID namespace (sandboxed, the shell is PID 2)
 
 
 @needs_bwrap
