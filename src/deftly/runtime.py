@@ -314,7 +314,7 @@ class Runtime:
         if self.trusted:
             return
         withheld = list(self.loaded.withheld) if read_workspace_config else []
-        withheld.extend(mcp_servers_withheld(self.workspace_path))
+        withheld.extend(mcp_servers_withheld(self.workspace_path, self.config.mcp.config_files))
         if withheld:
             self.diagnostics.append(
                 Diagnostic(

@@ -124,6 +124,30 @@ async def test_an_untrusted_mcp_json_server_is_never_started(
         await rt.close()
 
 
+async def test_a_users_relative_mcp_file_in_the_workspace_counts_only_when_trusted(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A user who reads every project's `.mcp.json` (a relative `config_files` entry) does
+    not let an untrusted project start its servers."""
+    marker = tmp_path / "server-ran"
+    user = user_config_dir() / "config.toml"
+    user.parent.mkdir(parents=True)
+    user.write_text('[mcp]\nconfig_files = [".mcp.json"]\n')
+    planted = marker_server(workspace, marker).rename(workspace / ".mcp.json")
+    rt = await started(workspace)
+    try:
+        assert not marker.exists() and rt.mcp.statuses() == []
+        [warning] = trust_warnings(rt)
+        assert f"MCP servers (planted) from {planted}" in warning
+    finally:
+        await rt.close()
+    rt = await started(workspace, trust=True)
+    try:
+        assert marker.exists()
+    finally:
+        await rt.close()
+
+
 async def test_untrusted_tool_modules_and_mcp_servers_in_config_toml_are_ignored(
     workspace: Path, tmp_path: Path
 ) -> None:

@@ -16,7 +16,7 @@ import os
 import shlex
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -156,30 +156,46 @@ class TrustStore:
 
 def pending_settings(workspace: Path) -> list[Withheld]:
     """What the workspace's own files would set that needs trust: the withheld parts of
-    `.deftly/config.toml` and the servers of `.deftly/mcp.json`."""
-    withheld = list(load_config(workspace, trusted=False).withheld)
-    withheld.extend(mcp_servers_withheld(workspace))
+    `.deftly/config.toml` and the servers of its mcp.json files."""
+    loaded = load_config(workspace, trusted=False)
+    withheld = list(loaded.withheld)
+    withheld.extend(mcp_servers_withheld(workspace, loaded.config.mcp.config_files))
     return withheld
 
 
-def mcp_servers_withheld(workspace: Path) -> list[Withheld]:
-    """The workspace's mcp.json, when it names servers (they would start programs)."""
-    path = workspace_mcp_file(workspace)
+def workspace_mcp_files(workspace: Path, config_files: Sequence[str] = ()) -> list[Path]:
+    """The mcp.json files inside the workspace: its own, and `[mcp] config_files` given
+    as relative paths (from the workspace)."""
+    files = [workspace_mcp_file(workspace)]
+    files += [workspace / p for p in config_files if not Path(p).expanduser().is_absolute()]
+    return files
+
+
+def mcp_servers_withheld(workspace: Path, config_files: Sequence[str] = ()) -> list[Withheld]:
+    """The workspace's mcp.json files that name servers (they would start programs)."""
+    withheld: list[Withheld] = []
+    for path in workspace_mcp_files(workspace, config_files):
+        names = _server_names(path)
+        if names is not None:
+            withheld.append(Withheld(path, f"MCP servers ({names})"))
+    return withheld
+
+
+def _server_names(path: Path) -> str | None:
     try:
         text = path.read_text(encoding="utf-8")
     except OSError:
-        return []
+        return None
     if not text.strip():
-        return []
+        return None
     try:
         data: Any = json.loads(text)
     except json.JSONDecodeError:
-        return [Withheld(path, "MCP servers (the file is not valid JSON)")]
+        return "the file is not valid JSON"
     servers = data.get("mcpServers") if isinstance(data, Mapping) else None
-    if isinstance(servers, Mapping) and not servers:
-        return []
-    names = ", ".join(str(n) for n in servers) if isinstance(servers, Mapping) else "?"
-    return [Withheld(path, f"MCP servers ({names})")]
+    if not isinstance(servers, Mapping):
+        return "?"
+    return ", ".join(str(n) for n in servers) or None
 
 
 def describe_withheld(workspace: Path, withheld: list[Withheld]) -> str:

@@ -199,14 +199,18 @@ def build_spec(
 def config_files(
     workspace: Path, config: McpConfig, *, trusted_workspace: bool = True
 ) -> list[Path]:
-    """The mcp.json files to read, in order (missing ones are skipped later). The
-    workspace's own file counts only when the workspace is trusted."""
+    """The mcp.json files to read, in order (missing ones are skipped later). Files in the
+    workspace (its own, and relative `config_files`, e.g. a user's `.mcp.json` convention)
+    count only when the workspace is trusted: their commands would run on start."""
     files = [user_config_dir() / "mcp.json"]
     if trusted_workspace:
         files.append(workspace_mcp_file(workspace))
     for extra in config.config_files:
         path = Path(extra).expanduser()
-        files.append(path if path.is_absolute() else workspace / path)
+        if path.is_absolute():
+            files.append(path)
+        elif trusted_workspace:
+            files.append(workspace / path)
     return files
 
 
