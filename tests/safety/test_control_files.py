@@ -157,3 +157,21 @@ def test_the_cli_refuses_to_write_the_config(workspace: Path, mode: str) -> None
     assert done.returncode != 0, done.stdout
     assert config.read_text() == "# mine\n"
     assert "deftly's own control files" in " ".join(done.stdout.split())
+
+
+async def test_the_record_of_trusted_folders_is_protected(workspace: Path) -> None:
+    from deftly.config.trust import TrustStore
+    from deftly.session import data_home
+
+    record = TrustStore(data_home()).path
+    async with Runtime(workspace, config={}, plugins=False, mode="yolo") as rt:
+        args = {"path": str(record), "content": "{}"}
+        decision = await rt.explain("Write", args)
+        result = await rt.call("Write", args)
+        shell = await rt.explain("Bash", {"command": f"echo '{{}}' > {record}"})
+        removal = await rt.explain("Bash", {"command": f"rm {record}"})
+    assert (decision.verdict, decision.link) == (Verdict.ASK, Link.PROTECTED_PATHS)
+    assert "trusted" in decision.reason
+    assert result.outcome is Outcome.VETOED and not record.exists()
+    assert (shell.verdict, shell.link) == (Verdict.ASK, Link.PROTECTED_PATHS)
+    assert (removal.verdict, removal.link) == (Verdict.ASK, Link.PROTECTED_PATHS)

@@ -169,3 +169,10 @@ def test_the_cli_refuses_a_redirection_into_the_config(repo: Path) -> None:
     assert done.returncode != 0, done.stdout
     assert not (repo / ".deftly").exists()
     assert "deftly's own control files" in " ".join(done.stdout.split())
+
+
+async def test_a_deny_rule_for_writing_the_file_denies_the_redirection(repo: Path) -> None:
+    decision, result = await bash(repo, "echo TOKEN=x > .env", "auto", deny=["Write(**/.env)"])
+    assert (decision.verdict, decision.link) == (Verdict.DENY, Link.DENY_RULES)
+    assert "it writes" in decision.reason and "Write(**/.env)" in decision.reason
+    assert result.outcome is Outcome.VETOED and not (repo / ".env").exists()

@@ -6,8 +6,8 @@ reads), so the permission engine protects them like `.git`: a write asks in ever
 `auto`. Reading them is fine. They are:
 
 - `.deftly/**` at any depth (config, `mcp.json`, hooks, skills);
-- the user's deftly config directory (`~/.config/deftly`, honouring `XDG_CONFIG_HOME`),
-  given by the host: the policy does not read config;
+- the user's deftly config directory (`~/.config/deftly`, honouring `XDG_CONFIG_HOME`)
+  and the record of trusted folders, given by the host: the policy does not read config;
 - what deftly reads of other agents: `.claude/settings*.json`, `.claude/skills/**`,
   `.agents/**`, `AGENTS.md`, `CLAUDE.md` (any depth, any case).
 
@@ -28,21 +28,19 @@ _INSTRUCTION_FILES = frozenset({"agents.md", "claude.md"})
 
 @dataclass(frozen=True, slots=True)
 class ControlFiles:
-    """Tells whether a path is a control file; `user_dirs` are the user's config dirs."""
+    """Tells whether a path is a control file: by its names, or because it is (inside) one
+    of the host's directories (`user_dirs`) or files (`files`, e.g. the trusted folders)."""
 
     user_dirs: tuple[str, ...] = ()
+    files: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, user_dirs: Iterable[str | os.PathLike[str]]) -> ControlFiles:
-        texts: dict[str, None] = {}
-        for directory in user_dirs:
-            lexical = os.path.normpath(os.path.abspath(directory))
-            texts.setdefault(lexical)
-            try:
-                texts.setdefault(real_path_text(lexical))
-            except OSError:
-                continue
-        return cls(tuple(texts))
+    def of(
+        cls,
+        user_dirs: Iterable[str | os.PathLike[str]],
+        files: Iterable[str | os.PathLike[str]] = (),
+    ) -> ControlFiles:
+        return cls(_spellings(user_dirs), _spellings(files))
 
     def reason(self, path: str | os.PathLike[str]) -> str | None:
         """Why `path` is a control file (a phrase), or None."""
@@ -60,7 +58,22 @@ class ControlFiles:
         for directory in self.user_dirs:
             if text == directory or text.startswith(directory.rstrip("/") + "/"):
                 return f"inside deftly's user configuration directory {directory}"
+        if text in self.files:
+            return "one of deftly's own records (which folders are trusted)"
         return control_name_reason(text)
+
+
+def _spellings(paths: Iterable[str | os.PathLike[str]]) -> tuple[str, ...]:
+    """Each path as written and as its real path (links followed)."""
+    texts: dict[str, None] = {}
+    for path in paths:
+        lexical = os.path.normpath(os.path.abspath(path))
+        texts.setdefault(lexical)
+        try:
+            texts.setdefault(real_path_text(lexical))
+        except OSError:
+            continue
+    return tuple(texts)
 
 
 def control_name_reason(text: str) -> str | None:

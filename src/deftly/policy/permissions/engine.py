@@ -2,7 +2,9 @@
 
 The chain, first answer wins:
 
- 1. deny rules            a deny rule covers the call (fully or partly)    -> deny
+ 1. deny rules            a deny rule covers the call (fully or partly),   -> deny
+                          or a Write deny rule a file a shell command
+                          writes through a redirection
  2. unverifiable command  what it runs cannot be known statically (`$X f`, -> ask
                           `bash s.sh`, `python -c`) and a deny or ask rule
                           exists for the tool: no rule can be checked
@@ -158,10 +160,10 @@ class PermissionEngine:
         self, tool: str, execution: ToolExecution, traits: ToolTraits | None = None
     ) -> PermissionDecision | None:
         """The decision if a deny rule forbids the call, else None (only the first link)."""
-        hit = self.rules.first_hit(RuleKind.DENY, tool, execution)
-        if hit is None:
+        found = self._deny_hit(tool, execution)
+        if found is None:
             return None
-        reason = _rule_reason(hit)
+        hit, reason = found
         return PermissionDecision(
             tool=tool,
             mode=self._mode,
@@ -249,7 +251,28 @@ class PermissionEngine:
         return (verdict, _rule_reason(hit), hit) if hit is not None else None
 
     def _deny_rules(self, call: _Call) -> _Answer | None:
-        return None if call.deny_checked else self._rule_link(RuleKind.DENY, Verdict.DENY, call)
+        if call.deny_checked:
+            return None
+        found = self._deny_hit(call.tool, call.execution)
+        return (Verdict.DENY, found[1], found[0]) if found is not None else None
+
+    def _deny_hit(self, tool: str, execution: ToolExecution) -> tuple[RuleHit, str] | None:
+        """A deny rule for the call, or for writing a file it declares writing when it may
+        do more than it declares (a shell redirection is a Write: `Write(**/.env)` denies
+        `echo x > .env`)."""
+        hit = self.rules.first_hit(RuleKind.DENY, tool, execution)
+        if hit is not None:
+            return hit, _rule_reason(hit)
+        accesses = execution.accesses
+        if accesses is None or not accesses.is_exclusive or not self.rules.of_kind(RuleKind.DENY):
+            return None
+        for access in accesses.writes:
+            hit = self.rules.first_hit(
+                RuleKind.DENY, FILE_WRITE_RULE, self._write_probe(access.path)
+            )
+            if hit is not None:
+                return hit, f"it writes {access.path}, and {_rule_reason(hit)}"
+        return None
 
     def _pass_deny_rules(self, call: _Call) -> str:
         return _none_of(self.rules.of_kind(RuleKind.DENY), "deny rule")
@@ -368,12 +391,16 @@ class PermissionEngine:
         return None
 
     def _write_allowed_by_rule(self, path: str) -> bool:
-        probe = ToolExecution(
+        probe = self._write_probe(path)
+        return self.rules.first_hit(RuleKind.ALLOW, FILE_WRITE_RULE, probe) is not None
+
+    def _write_probe(self, path: str) -> ToolExecution:
+        """A Write of `path`, as the rules see it (never run)."""
+        return ToolExecution(
             execute=_never,
             approval_rule="",
             matches_rule=path_rule_matcher(path, cwd=self.workspace.cwd, home=self.workspace.home),
         )
-        return self.rules.first_hit(RuleKind.ALLOW, FILE_WRITE_RULE, probe) is not None
 
     def _protected_paths(self, call: _Call) -> _Answer | None:
         files = call.files

@@ -44,6 +44,10 @@ _EXIT_HINTS = {
 }
 
 
+_USER_CONTROL = ControlFiles()
+"""The default when no runtime provides its control files: looked up on first use."""
+
+
 class BashParams(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -89,12 +93,14 @@ class BashTool(Tool[BashParams]):
         output: OutputConfig,
         workspace: Workspace,
         registry: ToolRegistry,
+        control: ControlFiles = _USER_CONTROL,
     ) -> None:
         self.tasks = tasks
         self.config = config
         self.output = output
         self.workspace = workspace
         self.registry = registry
+        self._given_control = control
 
     # -- description ---------------------------------------------------------------------
 
@@ -202,7 +208,9 @@ class BashTool(Tool[BashParams]):
 
     @functools.cached_property
     def _control(self) -> ControlFiles:
-        return ControlFiles.of([user_config_dir()])
+        """The runtime's control files (the engine's), else the user's config directory."""
+        given = self._given_control
+        return given if given is not _USER_CONTROL else ControlFiles.of([user_config_dir()])
 
     def _accesses(self, matcher: CommandMatcher, cwd: Path) -> Accesses | None:
         """Anything at all (the call runs alone), plus what the permission engine must
