@@ -335,7 +335,8 @@ class Runtime:
             allow=section.allow, ask=section.ask, deny=section.deny, origin=self.loaded.origin
         )
         chosen = parse_mode(mode, "Runtime(mode=...)") if mode is not None else section.mode
-        control = ControlFiles.of([user_config_dir()])
+        # The user's config and the record of trusted folders loosen the leash too.
+        control = ControlFiles.of([user_config_dir()], files=[TrustStore(self.home).path])
         self.permissions = PermissionEngine(self.workspace, rules, chosen, control=control)
         self.gate = PermissionGate(
             self.permissions, self.events, approver=approver, approve_asks=approve_asks
@@ -442,6 +443,7 @@ class Runtime:
         ):
             self.services.provide(instance)
         self.services.provide(self.env, ExecEnv)
+        self.services.provide(self.permissions.control)  # Bash finds commands naming them
 
     def _wire_files(self) -> None:
         """The file tools' shared memory of what was read and written (stale-read guard)."""
