@@ -127,3 +127,13 @@ def test_a_failing_rule_example_stops_the_command(workspace: Path) -> None:
     assert result.returncode != 0
     assert "should not apply to 'rm -rf x', but it does" in result.stderr
     assert f"{config}:2" in result.stderr
+
+
+def test_a_rule_that_can_match_nothing_is_warned_about(workspace: Path) -> None:
+    config = workspace / ".deftly" / "config.toml"
+    config.parent.mkdir()
+    config.write_text('[permissions]\ndeny = ["Bash( rm *)", "Bassh(rm *)"]\n')
+    result = deftly("permissions", "-w", str(workspace), "--test", "rm v")
+    assert "has spaces at the start or end of its pattern" in result.stderr
+    assert 'names the tool "Bassh"' in result.stderr and 'Did you mean "Bash"?' in result.stderr
+    assert result.returncode == 1  # neither rule applies, so manual mode asks

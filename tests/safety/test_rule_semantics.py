@@ -328,3 +328,63 @@ async def test_a_failing_example_names_the_file_and_line(workspace: Path) -> Non
     message = str(caught.value)
     assert f"{config}:4" in message
     assert "should not apply to 'rm -rf x', but it does" in message
+
+
+# -- a subject becomes a call by the tool's schema, not by its name ---------------------------
+
+
+def test_arguments_are_filled_from_the_params_schema() -> None:
+    from deftly.execution.probe import arguments_for
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "count": {"type": "integer", "minimum": 2},
+            "target": {"type": "string"},
+            "old": {"type": "string"},
+            "new": {"type": "string"},
+            "how": {"enum": ["fast", "slow"]},
+            "flag": {"type": "boolean"},
+            "maybe": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+        },
+        "required": ["count", "target", "old", "new", "how", "flag"],
+    }
+    args = arguments_for(schema, "src/a.py")
+    assert args == {
+        "count": 2,
+        "target": "src/a.py",  # the first required text argument
+        "old": "<old>",
+        "new": "<new>",  # distinct placeholders, so an edit is an edit
+        "how": "fast",
+        "flag": False,
+    }
+    assert arguments_for(schema, '{"target": "x"}') == {"target": "x"}  # JSON as it is
+
+
+async def test_a_host_tool_is_probed_through_its_own_schema(make_runtime: Any) -> None:
+    from deftly.contract.tool import SchemaTool, ToolExecution
+    from deftly.execution.probe import probe_call, resolve_call
+    from deftly.policy import glob_rule_matcher
+
+    class Deploy(SchemaTool):
+        def resolve(self, args: Any) -> ToolExecution:
+            return ToolExecution(
+                execute=lambda ctx: None,  # type: ignore[arg-type,return-value]
+                approval_rule=f"Deploy({args['env']})",
+                matches_rule=glob_rule_matcher(args["env"]),
+            )
+
+    schema = {
+        "type": "object",
+        "properties": {"replicas": {"type": "integer"}, "env": {"type": "string"}},
+        "required": ["replicas", "env"],
+        "additionalProperties": False,
+    }
+    rt: Runtime = await make_runtime()
+    rt.register_tool(Deploy("Deploy", "Deploys.", schema))
+    call = probe_call(rt.registry, "Deploy(prod/eu)", default_tool="Bash")
+    assert call.tool == "Deploy" and call.arguments == {"replicas": 1, "env": "prod/eu"}
+    execution = await resolve_call(rt.registry, call)
+    assert execution.matches_rule is not None and execution.matches_rule("prod/*")
+    bare = probe_call(rt.registry, "echo(x)", default_tool="Bash")  # not a tool: a command
+    assert bare.tool == "Bash" and bare.arguments == {"command": "echo(x)"}

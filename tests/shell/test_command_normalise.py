@@ -52,6 +52,11 @@ def m(command: str, pattern: str) -> RuleMatch:
         "./rm v",
         "> out rm v",
         "2>&1 rm v",
+        "env -S 'rm -rf v' git status",
+        "env -u A -S'rm v'",
+        "env --split-string='rm v'",
+        "echo $'\\x72m' | xargs $'\\x72m'",
+        "$'\\x72m' v",
     ],
 )
 def test_every_spelling_of_rm_meets_a_deny_rule(command: str) -> None:

@@ -25,11 +25,13 @@ from deftly.runtime import Runtime
 DEFAULT_TOOL = "Bash"
 EXIT_CODES = {Verdict.APPROVE: 0, Verdict.ASK: 1, Verdict.DENY: 3}
 NOT_A_CALL = 2
+RULES_SOURCE = "[permissions]"
 
 
 async def run_tests(runtime: Runtime, subjects: Sequence[str], as_json: bool) -> int:
     """Decide every subject, print the story, and return the exit status."""
     async with runtime:
+        _print_rule_warnings(runtime)
         results: list[dict[str, Any]] = []
         console = Console(highlight=False)
         status = 0
@@ -52,6 +54,14 @@ async def run_tests(runtime: Runtime, subjects: Sequence[str], as_json: bool) ->
     if as_json:
         sys.stdout.write(json.dumps(results, indent=2) + "\n")
     return status
+
+
+def _print_rule_warnings(runtime: Runtime) -> None:
+    """The rules that can match nothing (found once the tools are active), on stderr."""
+    errors = Console(stderr=True, highlight=False)
+    for diagnostic in runtime.diagnostics:
+        if diagnostic.source == RULES_SOURCE:
+            errors.print(f"[yellow]warning:[/yellow] {escape(diagnostic.message)}", soft_wrap=True)
 
 
 def _call_json(call: ProbeCall) -> dict[str, Any]:
@@ -96,5 +106,7 @@ def _not_a_call(subject: str, reason: str, as_json: bool) -> int:
     if as_json:
         sys.stdout.write(json.dumps({"subject": subject, "error": message}, indent=2) + "\n")
     else:
-        Console(stderr=True, highlight=False).print(f"[red]deftly:[/red] {escape(message)}")
+        Console(stderr=True, highlight=False).print(
+            f"[red]deftly:[/red] {escape(message)}", soft_wrap=True
+        )
     return NOT_A_CALL

@@ -99,7 +99,6 @@ _DANGEROUS_PREFIXES = ("LD_", "DYLD_", "GIT_", "BASH_FUNC_", "NPM_CONFIG_", "PIP
 _DANGEROUS_SUFFIXES = ("PATH", "_OPTIONS", "OPT", "OPTS", "LIB", "_HOOK")
 _HARMLESS_REDIRECT = re.compile(r"^(?:\d*[<>]&(?:\d+|-)|(?:\d*|&)>>?\s*/dev/null)$")
 _OUTPUT_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
-_EXPANSION_PARTS = frozenset({"parameter", "commandsubstitution", "processsubstitution"})
 _FALLBACK_REDIRECT = re.compile(
     r"(?:^|(?<=[\s;&|()]))(?:[0-9]*|&)(?:>>?\|?|<>|>&)[ \t]*((?:'[^']*'|\"[^\"]*\"|[^\s;&|()<>])+)"
 )
@@ -169,19 +168,24 @@ def harmless_assignment(word: str) -> bool:
 
 def raw_is_dynamic(raw: str) -> bool:
     """Whether a word as written expands: `$`, a backtick, or an unquoted glob or brace
-    (`/usr/bin/r[m]`, `{rm,x}` run `rm`)."""
+    (`/usr/bin/r[m]`, `{rm,x}` run `rm`). `$'...'` and `$"..."` are quoting, not
+    expansions."""
     i = 0
-    quote = ""
+    quote = ""  # "'", '"', or "$'" (ANSI-C: backslash escapes inside)
     while i < len(raw):
         c = raw[i]
         if c == "\\" and quote != "'":
             i += 2
             continue
         if quote:
-            if c == quote:
+            if c == quote[-1]:
                 quote = ""
             elif quote == '"' and c in "$`":
                 return True
+        elif raw.startswith(("$'", '$"'), i):
+            quote = raw[i : i + 2] if raw[i + 1] == "'" else '"'
+            i += 2
+            continue
         elif c in "'\"":
             quote = c
         elif c in "$`*?[" or (c == "{" and ("," in raw[i:] or ".." in raw[i:])):
@@ -284,6 +288,33 @@ def _feeds_arguments(wrappers: Sequence[_Token]) -> bool:
         token.kind == "word" and command_name(token.value, loose=True) in ARGUMENT_FEEDERS
         for token in wrappers
     )
+
+
+def _env_split_string(tokens: Sequence[_Token]) -> str | None:
+    """The command line `env -S STRING rest...` runs (STRING split into words, then the
+    rest), or None when no `env` here splits a string."""
+    words = [t.value for t in tokens if t.kind == "word"]
+    for i, word in enumerate(words):
+        if command_name(word, loose=True) != "env":
+            continue
+        skip = False
+        for j in range(i + 1, len(words)):
+            value = words[j]
+            if skip:
+                skip = False
+                continue
+            if value in ("-u", "--unset", "-C", "--chdir"):
+                skip = True
+                continue
+            if value in ("-S", "--split-string") and j + 1 < len(words):
+                return " ".join([words[j + 1], *words[j + 2 :]])
+            if value.startswith("--split-string="):
+                return " ".join([value.partition("=")[2], *words[j + 1 :]])
+            if value.startswith("-S") and len(value) > 2:
+                return " ".join([value[2:], *words[j + 1 :]])
+            if not value.startswith("-") and not _ASSIGNMENT.match(value):
+                break
+    return None
 
 
 def _find_exec(tokens: Sequence[_Token]) -> list[list[_Token]]:
@@ -458,8 +489,7 @@ def _children(node: Any) -> Iterable[Any]:
 
 
 def _word_dynamic(part: Any, source: str) -> bool:
-    if any(getattr(p, "kind", None) in _EXPANSION_PARTS for p in getattr(part, "parts", [])):
-        return True
+    """From the text as written: bashlex takes `$'...'` for a parameter."""
     return raw_is_dynamic(source[part.pos[0] : part.pos[1]])
 
 
@@ -570,6 +600,9 @@ class _Visitor:
             )
         )
         self._nested(run, text)
+        script = _env_split_string(tokens)
+        if script is not None:  # `env -S 'rm -rf x' ...` runs that command line
+            self.parsed = self.splitter.split(script, self.depth + 1) and self.parsed
 
     def _nested(self, run: Sequence[_Token], text: str) -> None:
         """Note what is opaque about `run`; `bash -c 'script'` and `eval words` run more
