@@ -57,6 +57,13 @@ def m(command: str, pattern: str) -> RuleMatch:
         "env --split-string='rm v'",
         "echo $'\\x72m' | xargs $'\\x72m'",
         "$'\\x72m' v",
+        "su -c 'rm v' root",
+        "su - root --command='rm v'",
+        "busybox rm v",
+        "busybox sh -c 'rm v'",
+        "bash <<EOF\nrm v\nEOF",
+        "bash <<'EOF'\necho a\nrm v\nEOF",
+        "sh <<< 'rm v'",
     ],
 )
 def test_every_spelling_of_rm_meets_a_deny_rule(command: str) -> None:
@@ -165,6 +172,8 @@ def test_opaque_commands_say_why_and_are_never_parsed(command: str, reason: str)
         "ls *.py",
         "echo hi > out.txt",
         "~/bin/tool x",
+        "$'\\x67it' status",
+        "cat <<EOF\nrm v\nEOF",
     ],
 )
 def test_static_commands_are_not_opaque(command: str) -> None:

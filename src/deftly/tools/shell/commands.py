@@ -75,6 +75,7 @@ LOOSE_WRAPPERS: dict[str, Wrapper] = {
     "taskset": _wrapper(positional=1),
     "chrt": _wrapper(positional=1),
     "unbuffer": _wrapper(),
+    "busybox": _wrapper(flags=()),
 }
 """Wrappers stepped over for deny and ask rules only: they change what runs (`sudo`), add
 arguments (`xargs`) or run their arguments through a shell (`watch`)."""
@@ -88,7 +89,9 @@ SYSTEM_BIN_DIRS = frozenset(
 """A command word in one of these (`/usr/bin/git`) runs the same program an allow rule for
 the bare name (`git`) was written for; `./git` or `~/bin/git` may be anything."""
 
-SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "busybox", "fish"})
+SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"})
+SWITCH_USER = frozenset({"su", "runuser"})
+"""`su -c 'command' user` runs the command through a shell."""
 SHELL_VALUE_OPTIONS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
 SOURCE_COMMANDS = frozenset({"source", "."})
 FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
@@ -193,6 +196,10 @@ def tee_targets(words: Sequence[str]) -> list[str]:
     return out
 
 
+def stdin_reason(name: str) -> str:
+    return f"{name} reads commands from its standard input"
+
+
 def shell_reason(name: str, words: Sequence[str]) -> tuple[str | None, int | None]:
     """For a shell (`bash`, `sh`, ...) and its words: why it runs code deftly cannot see
     (a script file, its standard input), or the index of its `-c` script (split like any
@@ -206,15 +213,25 @@ def shell_reason(name: str, words: Sequence[str]) -> tuple[str | None, int | Non
         if value in _INFO_OPTIONS:
             return None, None
         if value == "-":
-            return f"{name} reads commands from its standard input", None
+            return stdin_reason(name), None
         if value.startswith("-") and not value.startswith("--") and "c" in value[1:]:
             return None, (i + 1 if i + 1 < len(words) else None)
         if value.startswith("-") and not value.startswith("--") and "s" in value[1:]:
-            return f"{name} reads commands from its standard input", None
+            return stdin_reason(name), None
         if not value.startswith(("-", "+")):
             return f"{name} runs the script {value}, which deftly cannot inspect", None
         i += 1
-    return f"{name} reads commands from its standard input", None
+    return stdin_reason(name), None
+
+
+def switch_user_script(words: Sequence[str]) -> int | None:
+    """The index of the command `su`/`runuser` runs with `-c` (None: none given)."""
+    for i, word in enumerate(words):
+        if word in ("-c", "--command") and i + 1 < len(words):
+            return i + 1
+        if word.startswith("--command="):
+            return i
+    return None
 
 
 def interpreter_reason(name: str, spec: Interpreter, words: Sequence[str]) -> str | None:

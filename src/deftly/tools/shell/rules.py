@@ -43,6 +43,7 @@ from deftly.tools.shell.commands import (
     SHELLS,
     SOURCE_COMMANDS,
     STRICT_WRAPPERS,
+    SWITCH_USER,
     TEE,
     Wrapper,
     command_name,
@@ -50,6 +51,8 @@ from deftly.tools.shell.commands import (
     interpreter,
     interpreter_reason,
     shell_reason,
+    stdin_reason,
+    switch_user_script,
     tee_targets,
 )
 from deftly.tools.shell.scan import (
@@ -388,7 +391,8 @@ class _Splitter:
         except Exception:  # bashlex raises several kinds for what it cannot parse
             self._fallback(text, scanned, depth)
             return False
-        visitor = _Visitor(self, text, depth, dict(scanned.substitutions))
+        bodies = {doc.op_start: text[doc.body_start : doc.body_end] for doc in scanned.heredocs}
+        visitor = _Visitor(self, text, depth, dict(scanned.substitutions), bodies)
         for tree in trees:
             visitor.visit(tree, 0)
         for position, inner_text in scanned.substitutions:
@@ -435,7 +439,7 @@ class _Splitter:
         if words and command_name(words[0].value, loose=True) == "eval":
             self.split(_joined(words[1:]), depth + 1)
         elif index is not None and index < len(words):
-            self.split(words[index].value, depth + 1)
+            self.split(words[index].value.removeprefix("--command="), depth + 1)
 
     def note_opaque(self, text: str, run: Sequence[_Token]) -> int | None:
         """Record why the command `run` (wrappers taken off) cannot be known; for a shell
@@ -457,6 +461,9 @@ class _Splitter:
             reason, index = shell_reason(name, rest)
             if reason is not None:
                 self.opaque.append(reason)
+            return None if index is None else index + 1
+        if name in SWITCH_USER:
+            index = switch_user_script(rest)
             return None if index is None else index + 1
         spec = interpreter(name)
         if spec is not None:
@@ -513,6 +520,8 @@ class _Visitor:
     depth: int
     substitutions: dict[int, str] = field(default_factory=dict)
     """What the scanner found inside each top-level substitution, by position."""
+    heredocs: dict[int, str] = field(default_factory=dict)
+    """The body of each here-document, by the position of its `<<`."""
     positions: set[int] = field(default_factory=set)
     parsed: bool = True
 
@@ -600,9 +609,28 @@ class _Visitor:
             )
         )
         self._nested(run, text)
+        self._stdin_scripts(run, tokens)
         script = _env_split_string(tokens)
         if script is not None:  # `env -S 'rm -rf x' ...` runs that command line
             self.parsed = self.splitter.split(script, self.depth + 1) and self.parsed
+
+    def _stdin_scripts(self, run: Sequence[_Token], tokens: Sequence[_Token]) -> None:
+        """`bash <<EOF ... EOF` and `sh <<< 'rm x'` run their input: split it too, so a
+        deny rule still applies (the command stays opaque)."""
+        words = _words(run)
+        if not words or command_name(words[0], loose=True) not in SHELLS:
+            return
+        name = command_name(words[0], loose=True)
+        if shell_reason(name, words[1:])[0] != stdin_reason(name):
+            return
+        for token in tokens:
+            if token.kind != "redirect":
+                continue
+            body = self.heredocs.get(token.start)
+            if body is None and token.value.startswith("<<<"):
+                body = unquote(token.value[3:].strip())
+            if body is not None:
+                self.parsed = self.splitter.split(body, self.depth + 1) and self.parsed
 
     def _nested(self, run: Sequence[_Token], text: str) -> None:
         """Note what is opaque about `run`; `bash -c 'script'` and `eval words` run more
@@ -616,7 +644,7 @@ class _Visitor:
             return
         index = self.splitter.note_opaque(text, run)
         if index is not None and index < len(words):
-            script = words[index].value
+            script = words[index].value.removeprefix("--command=")
             self.parsed = self.splitter.split(script, self.depth + 1) and self.parsed
 
 
