@@ -11,10 +11,13 @@ import json
 import os
 import shlex
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from deftly import CallResult, Outcome, Runtime
 from deftly.config import load_config, user_config_dir
@@ -459,3 +462,132 @@ def test_a_misspelt_or_invalid_setting_is_still_reported_untrusted(workspace: Pa
     write_config(workspace, '[permissions]\nallow = ["Bash(ls"]\n[shell]\nshel = "zsh"\n')
     with pytest.raises(ConfigError, match="did you mean 'shell'"):
         load_config(workspace, trusted=False)
+
+
+# -- property: whatever an untrusted file says, the result is never looser ------------------
+
+MODES = ("manual", "yolo", "auto")
+SANDBOX_STRICTNESS = ("bwrap", "auto", "none")
+
+
+def _sections() -> st.SearchStrategy[dict[str, Any]]:
+    """A config file drawn from a vocabulary of settings that loosen and that narrow."""
+    rules = st.lists(st.sampled_from(["Write(*)", "Bash(rm *)", "Read(**)", "Bash"]), max_size=2)
+    folders = st.lists(st.sampled_from(["/", "/tmp", "~"]), max_size=2)
+    hook = st.fixed_dictionaries({"command": st.sampled_from(["true", "touch /tmp/x"])})
+    sandbox = st.one_of(
+        st.sampled_from(SANDBOX_STRICTNESS),
+        st.fixed_dictionaries(
+            {},
+            optional={
+                "mode": st.sampled_from(SANDBOX_STRICTNESS),
+                "write": st.sampled_from(["workspace", "anywhere"]),
+                "network": st.booleans(),
+                "writable": folders,
+            },
+        ),
+    )
+    tables = {
+        "permissions": st.fixed_dictionaries(
+            {},
+            optional={
+                "mode": st.sampled_from(MODES),
+                "allow": rules,
+                "ask": rules,
+                "deny": rules,
+                "additional_directories": folders,
+            },
+        ),
+        "hooks": st.fixed_dictionaries(
+            {}, optional={"PreToolUse": st.lists(hook, max_size=2), "PostToolUse": st.lists(hook)}
+        ),
+        "tools": st.fixed_dictionaries(
+            {},
+            optional={
+                "enabled": st.lists(st.sampled_from(["Read", "Bash", "Write"]), max_size=2),
+                "disabled": st.lists(st.sampled_from(["Read", "Bash", "Write"]), max_size=2),
+                "load": st.lists(st.just("tests.helpers:EchoTool"), max_size=1),
+            },
+        ),
+        "shell": st.fixed_dictionaries(
+            {},
+            optional={
+                "sandbox": sandbox,
+                "network": st.booleans(),
+                "writable": folders,
+                "env": st.dictionaries(st.sampled_from(["BASH_ENV", "PATH"]), st.just("x")),
+                "shell": st.just("/tmp/evil-shell"),
+                "timeout": st.integers(1, 60),
+            },
+        ),
+        "mcp": st.fixed_dictionaries(
+            {},
+            optional={
+                "trust_read_only_hints": st.booleans(),
+                "config_files": st.lists(st.just("x.json"), max_size=1),
+                "servers": st.dictionaries(st.just("s"), st.just({"command": "evil"})),
+            },
+        ),
+        "skills": st.fixed_dictionaries({}, optional={"extra_dirs": folders}),
+        "files": st.fixed_dictionaries({}, optional={"rg_path": st.just("/tmp/evil-rg")}),
+    }
+    return st.fixed_dictionaries({}, optional=tables)
+
+
+def _toml(data: dict[str, Any]) -> str:
+    """Enough TOML for these shapes: tables of scalars, lists, inline tables."""
+
+    def value(v: Any) -> str:
+        if isinstance(v, dict):
+            return "{" + ", ".join(f"{json.dumps(k)} = {value(x)}" for k, x in v.items()) + "}"
+        if isinstance(v, list):
+            return "[" + ", ".join(value(x) for x in v) + "]"
+        return "true" if v is True else "false" if v is False else json.dumps(v)
+
+    return "".join(
+        f"[{section}]\n" + "".join(f"{json.dumps(k)} = {value(v)}\n" for k, v in table.items())
+        for section, table in data.items()
+    )
+
+
+@settings(max_examples=150, deadline=None)
+@given(user=_sections(), project=_sections())
+def test_an_untrusted_file_never_loosens_what_the_trusted_ones_set(
+    user: dict[str, Any], project: dict[str, Any]
+) -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        workspace = Path(folder)
+        user_file = user_config_dir() / "config.toml"
+        user_file.parent.mkdir(parents=True, exist_ok=True)
+        user_file.write_text(_toml(user))
+        write_config(workspace, _toml(project))
+        try:
+            alone = load_config(workspace, [user_file]).config
+        except ConfigError:
+            return  # the user's own file is invalid on its own (e.g. timeout limits)
+        try:
+            merged = load_config(workspace, trusted=False).config
+        except ConfigError:
+            return  # an invalid project file stops the start: nothing applies at all
+    before, after = alone.permissions, merged.permissions
+    assert MODES.index(after.mode) <= MODES.index(before.mode)
+    assert after.allow == before.allow
+    assert after.additional_directories == before.additional_directories
+    assert set(before.deny) <= set(after.deny) and set(before.ask) <= set(after.ask)
+    assert set(project.get("permissions", {}).get("deny", [])) <= set(after.deny)
+    assert merged.hooks == alone.hooks
+    assert merged.tools.load == alone.tools.load
+    assert set(alone.tools.disabled) <= set(merged.tools.disabled)
+    if alone.tools.enabled:
+        assert merged.tools.enabled == alone.tools.enabled
+    for name in ("shell", "bwrap", "env", "writable"):
+        assert getattr(merged.shell, name) == getattr(alone.shell, name)
+    old, new = alone.shell.confinement, merged.shell.confinement
+    assert SANDBOX_STRICTNESS.index(new.mode) <= SANDBOX_STRICTNESS.index(old.mode)
+    assert (new.write, old.write) != ("anywhere", "workspace")
+    assert new.network <= old.network and set(new.writable) <= set(old.writable)
+    assert merged.mcp.servers == alone.mcp.servers
+    assert merged.mcp.config_files == alone.mcp.config_files
+    assert merged.mcp.trust_read_only_hints <= alone.mcp.trust_read_only_hints
+    assert merged.skills.extra_dirs == alone.skills.extra_dirs
+    assert merged.files.rg_path == alone.files.rg_path

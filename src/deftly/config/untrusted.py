@@ -79,7 +79,10 @@ def _sandbox(new: Any, old: Any) -> Any:
     writable directories)."""
     old_mode = old.get("mode", "auto") if isinstance(old, Mapping) else old
     if not isinstance(new, Mapping):
-        return _not_looser(SANDBOX_MODES)(new, old_mode)
+        applied = _not_looser(SANDBOX_MODES)(new, old_mode)
+        if applied is WITHHOLD or not isinstance(old, Mapping):
+            return applied
+        return {"mode": new}  # merged into the trusted table, keeping its write/network
     # a table merges into an old table; it replaces a plain mode (its own default: auto)
     mode = new.get("mode", old_mode if isinstance(old, Mapping) else "auto")
     narrower = (
