@@ -102,7 +102,14 @@ class ToolInfo:
 
 
 class Runtime:
-    """One workspace's tool runtime. Use it as an async context manager."""
+    """One workspace's tool runtime. Use it as an async context manager.
+
+    `trust`: whether the workspace's own config (`.deftly/config.toml`, `.deftly/mcp.json`)
+    may run programs and widen permissions: True for this run, False never, None (the
+    default) as recorded by `deftly trust` in the data home. Untrusted, those settings are
+    ignored with one diagnostic; its deny and ask rules apply either way. `config=` is the
+    host's own and always applies (the workspace's config.toml is then not read).
+    """
 
     def __init__(
         self,
