@@ -64,6 +64,10 @@ def m(command: str, pattern: str) -> RuleMatch:
         "bash <<EOF\nrm v\nEOF",
         "bash <<'EOF'\necho a\nrm v\nEOF",
         "sh <<< 'rm v'",
+        "ionice -c3 rm v",
+        "sudo --chdir /tmp rm v",
+        "trap 'rm v' EXIT",
+        "f() { rm v; }; f",
     ],
 )
 def test_every_spelling_of_rm_meets_a_deny_rule(command: str) -> None:
@@ -174,6 +178,8 @@ def test_opaque_commands_say_why_and_are_never_parsed(command: str, reason: str)
         "~/bin/tool x",
         "$'\\x67it' status",
         "cat <<EOF\nrm v\nEOF",
+        "[ -f x ] && echo y",
+        "ls [ab]",
     ],
 )
 def test_static_commands_are_not_opaque(command: str) -> None:

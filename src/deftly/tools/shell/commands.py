@@ -62,7 +62,30 @@ LOOSE_WRAPPERS: dict[str, Wrapper] = {
     "command": _wrapper(),
     "exec": _wrapper({"-a"}),
     "sudo": _wrapper(
-        {"-u", "-g", "-h", "-p", "-C", "-D", "-R", "-T", "-U", "--user", "--group", "--host"}
+        {
+            "-u",
+            "-g",
+            "-h",
+            "-p",
+            "-C",
+            "-D",
+            "-R",
+            "-T",
+            "-U",
+            "-r",
+            "-t",
+            "--user",
+            "--group",
+            "--host",
+            "--chdir",
+            "--chroot",
+            "--prompt",
+            "--role",
+            "--type",
+            "--close-from",
+            "--command-timeout",
+            "--other-user",
+        }
     ),
     "doas": _wrapper({"-u", "-C"}),
     "xargs": _wrapper(

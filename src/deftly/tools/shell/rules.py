@@ -191,7 +191,11 @@ def raw_is_dynamic(raw: str) -> bool:
             continue
         elif c in "'\"":
             quote = c
-        elif c in "$`*?[" or (c == "{" and ("," in raw[i:] or ".." in raw[i:])):
+        elif (
+            c in "$`*?"
+            or (c == "[" and "]" in raw[i + 1 :])
+            or (c == "{" and ("," in raw[i:] or ".." in raw[i:]))
+        ):
             return True
         i += 1
     return False
@@ -218,8 +222,8 @@ def _skip_wrapper(tokens: Sequence[_Token], i: int, spec: Wrapper, loose: bool) 
             if value in spec.value_options:
                 i += 2
                 continue
-            if spec.flags is None or value in spec.flags:
-                i += 1
+            if spec.flags is None or value in spec.flags or loose:
+                i += 1  # for a deny or ask rule, an unknown flag is still a flag
                 continue
             if value.split("=", 1)[0] in spec.value_options:
                 i += 1
@@ -462,6 +466,8 @@ class _Splitter:
             if reason is not None:
                 self.opaque.append(reason)
             return None if index is None else index + 1
+        if name == "trap" and rest and not rest[0].startswith("-"):
+            return 1  # `trap 'command' SIGNAL` runs the command later
         if name in SWITCH_USER:
             index = switch_user_script(rest)
             return None if index is None else index + 1
