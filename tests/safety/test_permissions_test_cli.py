@@ -137,3 +137,15 @@ def test_a_rule_that_can_match_nothing_is_warned_about(workspace: Path) -> None:
     assert "has spaces at the start or end of its pattern" in result.stderr
     assert 'names the tool "Bassh"' in result.stderr and 'Did you mean "Bash"?' in result.stderr
     assert result.returncode == 1  # neither rule applies, so manual mode asks
+
+
+def test_edit_is_probed_with_distinct_strings_and_nothing_changes(ws: Path) -> None:
+    (ws / "src").mkdir()
+    (ws / "src" / "a.py").write_text("x = 1\n")
+    result = deftly("permissions", "-w", str(ws), "--test", "Edit(src/a.py)", "--json")
+    assert result.returncode in (0, 1), result.stdout + result.stderr
+    [data] = json.loads(result.stdout)
+    args = data["arguments"]
+    assert data["tool"] == "Edit" and args["path"] == "src/a.py"
+    assert args["old_string"] != args["new_string"]
+    assert (ws / "src" / "a.py").read_text() == "x = 1\n"

@@ -388,3 +388,17 @@ async def test_a_host_tool_is_probed_through_its_own_schema(make_runtime: Any) -
     assert execution.matches_rule is not None and execution.matches_rule("prod/*")
     bare = probe_call(rt.registry, "echo(x)", default_tool="Bash")  # not a tool: a command
     assert bare.tool == "Bash" and bare.arguments == {"command": "echo(x)"}
+
+
+@pytest.mark.parametrize("command", ["echo v | xargs rm", "coproc rm v", "/usr/bin/rm v"])
+async def test_an_ask_rule_meets_every_spelling_too(
+    make_runtime: Any, workspace: Path, command: str
+) -> None:
+    (workspace / "v").write_text("keep me")
+    config = {"permissions": {"mode": "yolo", "ask": ["Bash(rm *)"]}}
+    rt: Runtime = await make_runtime(config=config, approve_asks=False)  # nobody to ask
+    decision = await rt.explain("Bash", {"command": command})
+    assert decision.verdict.value == "ask" and "Bash(rm *)" in decision.reason
+    result = await rt.call("Bash", {"command": command})
+    assert result.is_error
+    assert (workspace / "v").read_text() == "keep me"
