@@ -149,3 +149,18 @@ def test_edit_is_probed_with_distinct_strings_and_nothing_changes(ws: Path) -> N
     assert data["tool"] == "Edit" and args["path"] == "src/a.py"
     assert args["old_string"] != args["new_string"]
     assert (ws / "src" / "a.py").read_text() == "x = 1\n"
+
+
+def test_the_rule_listing_shows_examples_and_warnings(workspace: Path) -> None:
+    config = workspace / ".deftly" / "config.toml"
+    config.parent.mkdir()
+    config.write_text(
+        "[permissions]\n"
+        'deny = [{ rule = "Bash(rm -rf *)", match = ["rm -rf /abs"] }, "Bash(npm:* x)"]\n'
+    )
+    result = deftly("permissions", "-w", str(workspace), "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    [examples] = [r for r in data["rules"] if r["rule"] == "Bash(rm -rf *)"]
+    assert examples["match"] == ["rm -rf /abs"] and examples["origin"].endswith(":2")
+    assert any('":*" before the end' in w for w in data["warnings"])

@@ -104,9 +104,13 @@ def permissions_command(
 
 def show(runtime: Runtime, as_json: bool) -> None:
     """Print the mode, the rules with their origin, and the hooks."""
-    rules = [
+    rules: list[dict[str, Any]] = [
         {"kind": str(e.kind), "rule": e.text, "origin": e.origin} for e in runtime.permissions.rules
     ]
+    for rule, entry in zip(rules, runtime.permissions.rules, strict=True):
+        if entry.match or entry.not_match:
+            rule.update(match=list(entry.match), not_match=list(entry.not_match))
+    warnings = list(runtime.permissions.rules.warnings)
     hooks = [
         {"event": event, **h.model_dump()}
         for event, group in (
@@ -116,7 +120,7 @@ def show(runtime: Runtime, as_json: bool) -> None:
         for h in group
     ]
     if as_json:
-        data = {"mode": str(runtime.mode), "rules": rules, "hooks": hooks}
+        data = {"mode": str(runtime.mode), "rules": rules, "hooks": hooks, "warnings": warnings}
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
         return
     console = Console()
@@ -130,6 +134,8 @@ def show(runtime: Runtime, as_json: bool) -> None:
         console.print(table)
     else:
         console.print("no rules: the chain decides by mode, tool traits and paths alone")
+    for warning in warnings:
+        console.print(f"[yellow]warning:[/yellow] {escape(warning)}", soft_wrap=True)
     for hook in hooks:
         matcher = hook["matcher"] or "*"
         console.print(
