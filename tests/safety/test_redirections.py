@@ -176,3 +176,21 @@ async def test_a_deny_rule_for_writing_the_file_denies_the_redirection(repo: Pat
     assert (decision.verdict, decision.link) == (Verdict.DENY, Link.DENY_RULES)
     assert "it writes" in decision.reason and "Write(**/.env)" in decision.reason
     assert result.outcome is Outcome.VETOED and not (repo / ".env").exists()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cp x ./.deftly/config.toml",
+        "rm -rf .d*",
+        "rm AGENTS.*",
+        "python3 -c \"open('CLAUDE.md', 'w').write('x')\"",
+        'rm "$PWD/AGENTS.md"',
+        "mv notes.md {xdg}/deftly/config.toml",
+    ],
+)
+async def test_commands_naming_control_files_ask_in_yolo(repo: Path, command: str) -> None:
+    command = command.format(xdg=os.environ["XDG_CONFIG_HOME"])  # the user config dir
+    async with Runtime(repo, config=config(), plugins=False, mode="yolo") as rt:
+        decision = await rt.explain("Bash", {"command": command})
+    assert (decision.verdict, decision.link) == (Verdict.ASK, Link.PROTECTED_PATHS), command

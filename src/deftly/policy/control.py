@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from deftly.policy.paths import real_path_text
 
 _INSTRUCTION_FILES = frozenset({"agents.md", "claude.md"})
+CONTROL_NAME_EXAMPLES = (".deftly", ".agents", ".claude", "AGENTS.md", "CLAUDE.md")
+"""Names a glob may stand for: one matching any of them may name a control file."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,15 +10,22 @@ the command names are found as well; reading them is fine, anything else asks.
 
 from __future__ import annotations
 
+import fnmatch
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from deftly.policy.control import ControlFiles
+from deftly.policy.control import CONTROL_NAME_EXAMPLES, ControlFiles
+from deftly.tools.shell.mentions import expand_word
 from deftly.tools.shell.rules import CommandSplit
 
 _DYNAMIC = frozenset("$`*?[{")
+_GLOBS = frozenset("*?[")
+_QUOTES = frozenset("'\"`")
+_LITERAL = re.compile(r"'([^'\n]+)'|\"([^\"\n]+)\"")
+_LITERAL_SPLIT = re.compile(r"[\s<>|&;,()]+")
 _MOVES = frozenset({"cd", "pushd", "popd"})
 _CONTROL_MARKERS = ("deftly", "agents", "claude")
 """A command holding none of these (in any case) cannot name a control file."""
@@ -30,8 +37,9 @@ def may_redirect(command: str) -> bool:
 
 
 def may_name_control_files(command: str) -> bool:
+    """A cheap pre-check: a marker name, or a glob that might stand for one."""
     lowered = command.lower()
-    return any(marker in lowered for marker in _CONTROL_MARKERS)
+    return any(marker in lowered for marker in _CONTROL_MARKERS) or not _GLOBS.isdisjoint(command)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,20 +74,42 @@ def redirect_targets(split: CommandSplit, cwd: Path, home: Path) -> Targets:
 def named_control_files(
     split: CommandSplit, cwd: Path, home: Path, control: ControlFiles
 ) -> tuple[str, ...]:
-    """Absolute paths of deftly's control files the command's words name."""
+    """Absolute paths of deftly's control files the command's words name: plain words,
+    `--opt=value`, string literals in code for an interpreter, `$HOME`/`$PWD`/`~`
+    expanded, and globs that could match one (`AGENTS.*`, `.d*`; not `*`)."""
     found: dict[str, None] = {}
     for segment in split.segments:
-        for word in _candidates(segment.words):
-            if not word or "$" in word or "\0" in word:
+        for raw in _candidates(segment.words):
+            word = expand_word(raw, cwd, home)
+            if not word or "$" in word:
                 continue
-            path = _absolute(word, cwd, home)
+            path = os.path.normpath(os.path.join(cwd, word))
             if control.reason(path) is not None:
                 found.setdefault(path)
+                continue
+            glob = _glob_match(path)
+            if glob is not None:
+                found.setdefault(glob)
     return tuple(found)
+
+
+def _glob_match(path: str) -> str | None:
+    name = os.path.basename(path)
+    if _GLOBS.isdisjoint(name) or name[0] in _GLOBS:
+        return None
+    for example in CONTROL_NAME_EXAMPLES:
+        if fnmatch.fnmatch(example.lower(), name.lower()):
+            return os.path.join(os.path.dirname(path), example)
+    return None
 
 
 def _candidates(words: Iterable[str]) -> Iterable[str]:
     for word in words:
+        if not _QUOTES.isdisjoint(word):  # code for an interpreter: its string literals
+            for match in _LITERAL.finditer(word):
+                literal = match.group(match.lastindex or 0)
+                yield literal
+                yield from (part for part in _LITERAL_SPLIT.split(literal) if part)
         if word.startswith("-"):
             _, eq, value = word.partition("=")
             if eq:
