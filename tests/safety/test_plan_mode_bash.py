@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from deftly import Outcome, Runtime
 from deftly.policy import ApprovalRequest, ApprovalResponse
@@ -67,6 +69,34 @@ def test_read_only_commands_are_proven(command: str) -> None:
 @pytest.mark.parametrize("command", CHANGING)
 def test_changing_commands_are_not(command: str) -> None:
     assert not_read_only(split_command(command)) is not None
+
+
+SEPARATORS = [" | ", " && ", " || ", "; ", "\n"]
+
+
+def compound(parts: list[str], separators: list[str]) -> str:
+    text = parts[0]
+    for part, separator in zip(parts[1:], separators, strict=False):
+        text += separator + part
+    return text
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    parts=st.lists(st.sampled_from(READ_ONLY), min_size=1, max_size=5),
+    separators=st.lists(st.sampled_from(SEPARATORS), min_size=4, max_size=4),
+    bad=st.sampled_from(CHANGING),
+    where=st.integers(min_value=0, max_value=5),
+    data=st.data(),
+)
+def test_one_changing_part_spoils_any_compound(
+    parts: list[str], separators: list[str], bad: str, where: int, data: st.DataObject
+) -> None:
+    assert not_read_only(split_command(compound(parts, separators))) is None
+    spoiled = [*parts]
+    spoiled.insert(min(where, len(spoiled)), bad)
+    joints = data.draw(st.lists(st.sampled_from(SEPARATORS), min_size=5, max_size=5))
+    assert not_read_only(split_command(compound(spoiled, joints))) is not None
 
 
 class Approver:
