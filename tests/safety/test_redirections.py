@@ -194,3 +194,11 @@ async def test_commands_naming_control_files_ask_in_yolo(repo: Path, command: st
     async with Runtime(repo, config=config(), plugins=False, mode="yolo") as rt:
         decision = await rt.explain("Bash", {"command": command})
     assert (decision.verdict, decision.link) == (Verdict.ASK, Link.PROTECTED_PATHS), command
+
+
+async def test_an_ask_rule_for_writing_the_file_asks_for_the_redirection(repo: Path) -> None:
+    decision, result = await bash(
+        repo, "echo x > app.lock", "yolo", ask=["Write(**/*.lock)"], allow=["Bash(echo *)"]
+    )
+    assert (decision.verdict, decision.link) == (Verdict.ASK, Link.ASK_RULES)
+    assert result.outcome is Outcome.VETOED and not (repo / "app.lock").exists()

@@ -11,7 +11,8 @@ The chain, first answer wins:
  3. auto mode             mode is auto                                     -> approve
  4. session approvals     a "yes, for this session" covers it fully (or    -> approve
                           several cover its parts together)
- 5. ask rules             an ask rule covers it (fully or partly)          -> ask
+ 5. ask rules             an ask rule covers it (fully or partly), or a    -> ask
+                          Write ask rule a file a shell command writes
  6. allow rules           an allow rule covers it fully, or allow rules    -> approve
                           and session approvals cover its parts together;
                           for a call that may do more than it declares (a
@@ -246,10 +247,6 @@ class PermissionEngine:
             (Link.FALLBACK, self._fallback, self._pass_mode),
         )
 
-    def _rule_link(self, kind: RuleKind, verdict: Verdict, call: _Call) -> _Answer | None:
-        hit = self.rules.first_hit(kind, call.tool, call.execution)
-        return (verdict, _rule_reason(hit), hit) if hit is not None else None
-
     def _deny_rules(self, call: _Call) -> _Answer | None:
         if call.deny_checked:
             return None
@@ -257,19 +254,22 @@ class PermissionEngine:
         return (Verdict.DENY, found[1], found[0]) if found is not None else None
 
     def _deny_hit(self, tool: str, execution: ToolExecution) -> tuple[RuleHit, str] | None:
-        """A deny rule for the call, or for writing a file it declares writing when it may
-        do more than it declares (a shell redirection is a Write: `Write(**/.env)` denies
-        `echo x > .env`)."""
-        hit = self.rules.first_hit(RuleKind.DENY, tool, execution)
+        return self._restricting_hit(RuleKind.DENY, tool, execution)
+
+    def _restricting_hit(
+        self, kind: RuleKind, tool: str, execution: ToolExecution
+    ) -> tuple[RuleHit, str] | None:
+        """A deny (or ask) rule for the call, or for writing a file it declares writing
+        when it may do more than it declares (a shell redirection is a Write:
+        `Write(**/.env)` covers `echo x > .env`)."""
+        hit = self.rules.first_hit(kind, tool, execution)
         if hit is not None:
             return hit, _rule_reason(hit)
         accesses = execution.accesses
-        if accesses is None or not accesses.is_exclusive or not self.rules.of_kind(RuleKind.DENY):
+        if accesses is None or not accesses.is_exclusive or not self.rules.of_kind(kind):
             return None
         for access in accesses.writes:
-            hit = self.rules.first_hit(
-                RuleKind.DENY, FILE_WRITE_RULE, self._write_probe(access.path)
-            )
+            hit = self.rules.first_hit(kind, FILE_WRITE_RULE, self._write_probe(access.path))
             if hit is not None:
                 return hit, f"it writes {access.path}, and {_rule_reason(hit)}"
         return None
@@ -337,7 +337,8 @@ class PermissionEngine:
         return f"none of the {len(self.session)} approvals remembered this session covers it"
 
     def _ask_rules(self, call: _Call) -> _Answer | None:
-        return self._rule_link(RuleKind.ASK, Verdict.ASK, call)
+        found = self._restricting_hit(RuleKind.ASK, call.tool, call.execution)
+        return (Verdict.ASK, found[1], found[0]) if found is not None else None
 
     def _pass_ask_rules(self, call: _Call) -> str:
         return _none_of(self.rules.of_kind(RuleKind.ASK), "ask rule")
