@@ -17,6 +17,7 @@ from __future__ import annotations
 import inspect
 import json
 import re
+import shlex
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -188,7 +189,7 @@ def _failure(entry: RuleEntry, example: str, expected: bool, match: RuleMatch) -
     return (
         f'{entry.origin}: the {entry.kind} rule "{entry.text}" {what} (listed in its '
         f"`{field}` examples). Fix the rule or the example; check one with "
-        f"`deftly permissions --test {json.dumps(entry.rule.tool + '(' + example + ')')}`."
+        f"`deftly permissions --test {shlex.quote(entry.rule.tool + '(' + example + ')')}`."
     )
 
 

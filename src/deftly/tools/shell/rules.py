@@ -423,6 +423,8 @@ class _Splitter:
                 for target in _unquoted(m.group(1) for m in _FALLBACK_REDIRECT.finditer(segment))
                 if target and not target.isdigit() and target != "-" and not harmless_output(target)
             ]
+            if run and command_name(run[0].value, loose=True) == TEE:
+                redirects += [t for t in tee_targets(_words(run[1:])) if not harmless_output(t)]
             self.segments.append(
                 Segment(
                     segment, _unique(forms), _unique(_unquoted(forms)), named, _unique(redirects)
