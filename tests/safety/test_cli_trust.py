@@ -169,6 +169,18 @@ def test_permissions_shows_only_the_rules_that_apply(planted: Path) -> None:
     assert trusted["mode"] == "auto" and len(trusted["hooks"]) == 1
 
 
+@pytest.mark.parametrize("command", [["mcp", "list"], ["skills", "list"]])
+def test_every_command_that_builds_a_runtime_starts_nothing_untrusted(
+    planted: Path, markers: dict[str, Path], command: list[str]
+) -> None:
+    result = deftly(*command, "-w", str(planted))
+    assert result.returncode == 0, result.stderr
+    assert not markers["server"].exists()
+    trusted = deftly(*command, "-w", str(planted), "--trust")
+    assert trusted.returncode == 0, trusted.stderr
+    assert markers["server"].exists()
+
+
 def serve_until_eof(*args: str) -> subprocess.CompletedProcess[str]:
     """`deftly serve` on stdio with stdin at end of input: it starts, then stops cleanly."""
     return deftly("serve", *args)
