@@ -230,3 +230,9 @@ def test_unparsed_commands_still_list_their_redirects() -> None:
     split = split_command("echo $((1+2)) > sum.txt 2>&1")
     assert not split.parsed
     assert any(s.redirects == ("sum.txt",) for s in split.segments)
+
+
+def test_unparsed_commands_still_list_tee_targets() -> None:
+    split = split_command("echo $((1+2)) | tee -a sums.log /dev/null")
+    assert not split.parsed
+    assert any(s.redirects == ("sums.log",) for s in split.segments)
