@@ -202,3 +202,9 @@ async def test_an_ask_rule_for_writing_the_file_asks_for_the_redirection(repo: P
     )
     assert (decision.verdict, decision.link) == (Verdict.ASK, Link.ASK_RULES)
     assert result.outcome is Outcome.VETOED and not (repo / "app.lock").exists()
+
+
+async def test_an_unknown_output_file_asks_past_a_write_deny_rule_in_auto(repo: Path) -> None:
+    decision, result = await bash(repo, "F=.env; echo x > $F", "auto", deny=["Write(**/.env)"])
+    assert (decision.verdict, decision.link) == (Verdict.ASK, Link.UNVERIFIABLE)
+    assert result.outcome is Outcome.VETOED and not (repo / ".env").exists()

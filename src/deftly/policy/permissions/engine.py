@@ -6,8 +6,9 @@ The chain, first answer wins:
                           or a Write deny rule a file a shell command
                           writes through a redirection
  2. unverifiable command  what it runs cannot be known statically (`$X f`, -> ask
-                          `bash s.sh`, `python -c`) and a deny or ask rule
-                          exists for the tool: no rule can be checked
+                          `bash s.sh`, `python -c`, `> $F`) and a deny or
+                          ask rule exists for the tool (or for Write, when
+                          it may touch anything): no rule can be checked
  3. auto mode             mode is auto                                     -> approve
  4. session approvals     a "yes, for this session" covers it fully (or    -> approve
                           several cover its parts together)
@@ -277,19 +278,25 @@ class PermissionEngine:
     def _pass_deny_rules(self, call: _Call) -> str:
         return _none_of(self.rules.of_kind(RuleKind.DENY), "deny rule")
 
-    def _restricting_rules(self, tool: str) -> list[RuleEntry]:
+    def _restricting_rules(self, call: _Call) -> list[RuleEntry]:
+        """The deny and ask rules that could apply to the call: its tool's, and for a call
+        that may touch anything (a shell command) the Write rules too, since it may write
+        any file."""
+        accesses = call.execution.accesses
+        writes_anything = accesses is None or accesses.is_exclusive
         return [
             entry
             for kind in (RuleKind.DENY, RuleKind.ASK)
             for entry in self.rules.of_kind(kind)
-            if entry.rule.matches_tool(tool)
+            if entry.rule.matches_tool(call.tool)
+            or (writes_anything and entry.rule.matches_tool(FILE_WRITE_RULE))
         ]
 
     def _unverifiable(self, call: _Call) -> _Answer | None:
         why = call.execution.unverifiable
         if why is None:
             return None
-        restricting = self._restricting_rules(call.tool)
+        restricting = self._restricting_rules(call)
         if not restricting:
             return None
         opaque = why()
