@@ -15,7 +15,7 @@ from wcmatch import fnmatch as wcfnmatch
 _MAGIC = frozenset("*?[]{}")
 MCP_PREFIX = "mcp__"
 
-Source = Literal["builtin", "user", "mcp"]
+Source = Literal["builtin", "plugin", "user", "mcp"]
 IssueKind = Literal["unknown-tool", "wildcard-not-mcp", "incomplete-mcp-name"]
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from deftly.contract.diagnostics import Diagnostic
@@ -78,7 +78,8 @@ def _as_contributions(obj: Any, origin: str) -> list[ToolContribution]:
 
 
 def load_tool_path(path: str) -> ToolContribution:
-    """Resolve "package.module:ClassName" into a contribution (built later)."""
+    """Resolve "package.module:ClassName" into a contribution (built later); its source
+    is "plugin", so listings tell it from deftly's own tools."""
     module_name, sep, attr = path.partition(":")
     if not sep or not module_name or not attr:
         raise ToolLoadError(f'"{path}" is not a tool path; write it as "package.module:ClassName".')
@@ -98,7 +99,7 @@ def load_tool_path(path: str) -> ToolContribution:
         found.factory,
         found.requires,
         found.when,
-        "builtin",
+        "plugin",
         found.disclosure,
         f'"{path}"',
     )
@@ -110,7 +111,8 @@ def entry_point_contributions(diagnostics: list[Diagnostic]) -> list[ToolContrib
     for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
         origin = f"plugin {ep.name} ({ep.value})"
         try:
-            out.extend(_as_contributions(ep.load(), origin))
+            found = _as_contributions(ep.load(), origin)
+            out.extend(replace(c, source="plugin") if c.source == "builtin" else c for c in found)
         except Exception as exc:
             diagnostics.append(Diagnostic("error", origin, f"could not load: {exc}"))
     return out

@@ -8,7 +8,7 @@ from typing import Literal, TypeAlias
 
 from deftly.contract.tool import BaseTool
 
-Source: TypeAlias = Literal["builtin", "user", "mcp"]
+Source: TypeAlias = Literal["builtin", "plugin", "user", "mcp"]
 Disclosure: TypeAlias = Literal["inline", "deferred"]
 
 
