@@ -169,6 +169,15 @@ class Runtime:
         self._call_ids = itertools.count(1)
         self._started = False
         self._contributions: list[ToolContribution] = []
+        self.background = True
+        """Whether Bash may start background tasks (see `without_background`)."""
+
+    def without_background(self) -> Self:
+        """For a one-shot caller that exits after its call (`deftly call`): background
+        tasks are refused, a foreground timeout kills, and Bash's description says so.
+        Call before `start()`."""
+        self.background = False
+        return self
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -469,11 +478,18 @@ class Runtime:
             self.session_dir / "tasks",
             workspace=self.workspace,
             events=self.events,
+            background=self.background,
         )
         self.diagnostics.extend(await tasks.check())
         self.workspace.add_directory(tasks.log_dir)
         self.services.provide(tasks)
         self.on_close(tasks.close)
+        forget = self.executor.add_notice_source(tasks)  # endings ride on the next result
+
+        async def stop_notices() -> None:
+            forget()
+
+        self.on_close(stop_notices)
 
     def _activate_tools(self) -> None:
         contributions: list[ToolContribution] = []

@@ -33,7 +33,14 @@ from deftly.tools.shell.targets import (
     named_control_files,
     redirect_targets,
 )
-from deftly.tools.shell.tasks import BackgroundTasks, ShellTask, TaskError, TaskStatus, signal_name
+from deftly.tools.shell.tasks import (
+    ONE_SHOT_BACKGROUND,
+    BackgroundTasks,
+    ShellTask,
+    TaskError,
+    TaskStatus,
+    signal_name,
+)
 
 LINE_CHARS = 2_000
 FOOTER_CHARS = 1_500
@@ -105,8 +112,9 @@ class BashTool(Tool[BashParams]):
     # -- description ---------------------------------------------------------------------
 
     def background_enabled(self) -> bool:
-        """Background tasks need the tools to follow them (TaskOutput, TaskStop)."""
-        return all(name in self.registry for name in TASK_TOOLS)
+        """Background tasks need someone to follow them: a runtime that outlives the call
+        (not a one-shot `deftly call`) and the tools to do it (TaskOutput, TaskStop)."""
+        return self.tasks.background and all(name in self.registry for name in TASK_TOOLS)
 
     def description_vars(self) -> Mapping[str, object]:
         cfg = self.config
@@ -130,7 +138,11 @@ class BashTool(Tool[BashParams]):
                 "Background execution is not available here: do not set `run_in_background`."
             )
             on_timeout = "A foreground command still running at its timeout is killed."
-        sandbox = self.tasks.launcher.sandbox.model_text()
+            if not self.tasks.background:
+                background = (
+                    "Every command runs in the foreground and must finish within its timeout."
+                )
+        sandbox = self.tasks.launcher.sandbox.model_text(background=self.background_enabled())
         return {
             "SHELL_NAME": self.tasks.launcher.shell_name,
             "TIMEOUT": cfg.timeout,
@@ -142,6 +154,9 @@ class BashTool(Tool[BashParams]):
             else "no limit",
             "MAX_CHARS": f"{self.output.max_chars:,}",
             "SANDBOX": sandbox,
+            "LONG_RUNNING": "belong in a background task"
+            if self.background_enabled()
+            else "cannot run here",
         }
 
     # -- resolve -------------------------------------------------------------------------
@@ -164,6 +179,8 @@ class BashTool(Tool[BashParams]):
                 'bubblewrap or set [shell] sandbox = "none".'
             )
         background = args.run_in_background
+        if background and not self.tasks.background:
+            return ToolResult.error(ONE_SHOT_BACKGROUND)
         if background and not self.background_enabled():
             return ToolResult.error(
                 "Background execution is not available here (the TaskOutput and TaskStop tools "
@@ -369,9 +386,14 @@ class BashTool(Tool[BashParams]):
                     f"The command failed with exit code {code}{_EXIT_HINTS.get(code, '')}."
                 )
             case TaskStatus.TIMED_OUT:
+                instead = (
+                    "or run it with run_in_background"
+                    if self.background_enabled()
+                    else "or split it into shorter steps"
+                )
                 result = builder.error(
                     f"The command was {task.reason or 'killed at its timeout'}. Give it a "
-                    "longer timeout, or run it with run_in_background."
+                    f"longer timeout (up to {self.config.max_timeout} s), {instead}."
                 )
             case _:
                 result = builder.error(f"The command was stopped ({task.reason or 'killed'}).")

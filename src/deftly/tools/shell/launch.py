@@ -119,15 +119,16 @@ class Sandbox:
         network = "with network" if conf.network else "without network"
         return f"bubblewrap (secrets masked, {write}, {network})"
 
-    def model_text(self) -> str:
-        """What the Bash description tells the model (empty when commands run unconfined)."""
+    def model_text(self, *, background: bool = True) -> str:
+        """What the Bash description tells the model (empty when commands run unconfined);
+        `background`: whether it may start background tasks (and so is told to)."""
         if not self.active:
             return ""
         conf = self.confinement
         parts = [
             "secret files (.env files, private keys, credentials) read as empty",
             "everything a command starts is killed when it ends, `setsid`, `nohup` and "
-            "daemons included (start servers with run_in_background)",
+            "daemons included" + (" (start servers with run_in_background)" if background else ""),
         ]
         if conf.write == "workspace":
             parts.append("the filesystem is read-only except the workspace and temp directories")

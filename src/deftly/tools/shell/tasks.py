@@ -52,6 +52,12 @@ POLL_SECONDS = 0.05
 KEEP_FINISHED = 200
 MAX_ENDED_SESSIONS = 10_000
 _ID_ALPHABET = string.digits + string.ascii_lowercase
+ONE_SHOT_BACKGROUND = (
+    "Background tasks are not available here: this is a one-shot call (`deftly call`), "
+    "which exits when the call ends and could not follow the task. Run the command in the "
+    "foreground, or use `deftly batch` (a Bash call with run_in_background, then WaitFor), "
+    "`deftly serve`, or the Python library (deftly.Runtime), which keep running."
+)
 
 Sink = Callable[[str], None]
 
@@ -211,8 +217,12 @@ class BackgroundTasks:
         *,
         workspace: Workspace | None = None,
         events: EventBus | None = None,
+        background: bool = True,
     ) -> None:
         self.env = env
+        self.background = background
+        """Whether background tasks can be offered at all: False for a one-shot caller
+        (`deftly call`) that exits after one call and so could never follow one."""
         self.config = config
         self.log_dir = log_dir
         self.workspace = workspace
@@ -284,6 +294,8 @@ class BackgroundTasks:
                 log.warning("the shell sandbox is unavailable: %s", sandbox.unavailable)
         if self.refusal is not None:
             raise TaskError(f"Commands are refused: {self.refusal}.")
+        if background and not self.background:
+            raise TaskError(ONE_SHOT_BACKGROUND)
         if background and len(self.running_background()) >= self.config.max_background_tasks:
             raise TaskError(
                 f"Too many background tasks are running ({self.config.max_background_tasks}, "
