@@ -127,6 +127,17 @@ class ToolExecution:
     """For a tool that is not read-only as a whole: why this one call may change
     something, or None when it is proven to only read (a shell command of read-only
     programs, nothing redirected); asked for lazily. Plan mode lets proven calls run."""
+    preview: Callable[[], Display | None] | None = None
+    """The display to show a person who is asked about the call, when working it out needs
+    I/O (an edit's real diff reads the file). Called only when someone is asked, never by
+    `resolve`; None (or returning None) keeps `display`."""
+    session_rules: Callable[[], Sequence[str]] | None = None
+    """Broader rules a person may choose to remember for the session instead of the exact
+    `approval_rule` (`Bash(git commit *)` for `git commit -m "x"`); asked for lazily."""
+    harmless: Callable[[Sequence[str]], str | None] | None = None
+    """Given the configured harmless commands (`[permissions] harmless_commands`), why this
+    call is not one of them, or None when it is (a listed read-only command touching only
+    the workspace); manual mode runs such calls unasked."""
 
 
 Resolution: TypeAlias = ToolExecution | ToolResult

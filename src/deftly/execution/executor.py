@@ -47,6 +47,7 @@ from deftly.execution.hooks import (
     Veto,
 )
 from deftly.execution.normalize import coerce_result, normalize_result
+from deftly.execution.notices import NoticeSource, with_notices
 from deftly.execution.scheduler import Scheduler
 from deftly.execution.spill import Spiller
 from deftly.registry.registry import RegisteredTool, ToolRegistry
@@ -99,6 +100,18 @@ class Executor:
     guards: list[Guard] = field(default_factory=list)
     missing: list[MissingDescriber] = field(default_factory=list)
     grace_seconds: float = DEFAULT_GRACE_SECONDS
+    notices: list[NoticeSource] = field(default_factory=list)
+    """Drained as each result is finished: what they give rides on that result's note."""
+
+    def add_notice_source(self, source: NoticeSource) -> Callable[[], None]:
+        """Let `source`'s notices ride on the next results; returns the way to stop."""
+        self.notices.append(source)
+
+        def remove() -> None:
+            if source in self.notices:
+                self.notices.remove(source)
+
+        return remove
 
     async def run_batch(
         self, calls: Sequence[ToolCall], *, cancel: CancelToken | None = None
@@ -355,6 +368,7 @@ class Executor:
         result = normalize_result(slot.name, coerce_result(slot.name, result))
         result = await self._after_hooks(slot, result, outcome)
         result = self.spiller.apply(slot.name, slot.call.id, result)
+        result = self._add_notices(result)
         execution = slot.execution
         record = CallResult(
             tool_call_id=slot.call.id,
@@ -370,6 +384,15 @@ class Executor:
         )
         self.events.emit(ToolCallFinished(slot.call.id, slot.name, record))
         return record
+
+    def _add_notices(self, result: ToolResult) -> ToolResult:
+        messages: list[str] = []
+        for source in tuple(self.notices):
+            taken = _safely_list(source.take_notices, "notice source")
+            messages += [notice.message for notice in taken]
+        if not messages:
+            return result
+        return result.with_(note=with_notices(result.note, messages))
 
     async def _after_hooks(self, slot: _Slot, result: ToolResult, outcome: Outcome) -> ToolResult:
         if not len(self.after):
@@ -400,6 +423,14 @@ async def _awaited(value: object) -> object:
 def _describe(exc: BaseException) -> str:
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _safely_list(fn: Callable[[], Sequence[Any]], what: str) -> Sequence[Any]:
+    try:
+        return fn()
+    except Exception:
+        log.exception("%s raised", what)
+        return ()
 
 
 def _safely(fn: Callable[[], str | None], what: str) -> str | None:

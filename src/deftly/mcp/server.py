@@ -22,6 +22,7 @@ import contextlib
 import itertools
 import logging
 import secrets
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -33,7 +34,7 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 from deftly.contract.schema import JsonSchema
 from deftly.contract.tool import BaseTool, CancelToken, ToolUpdate
 from deftly.execution.calls import CallResult, ToolCall
-from deftly.execution.events import Event, EventListener, ToolProgress
+from deftly.execution.events import Event, EventListener, RuntimeNotice, ToolProgress
 from deftly.mcp.approval import ElicitationApprover
 from deftly.mcp.connection import deftly_version
 from deftly.mcp.content import to_mcp_content
@@ -46,6 +47,8 @@ HIDDEN_TOOLS = frozenset({"select_tools"})
 """MCP clients do their own tool disclosure."""
 
 MAX_PROGRESS_MESSAGE = 1_000
+LOGGED_NOTICES = {"task_finished": "deftly.tasks"}
+"""Runtime notices also sent to the client as MCP log messages, and their logger names."""
 FLUSH_SECONDS = 2.0
 
 
@@ -196,6 +199,8 @@ class ToolServer:
         self._channels: dict[str, CallChannel] = {}
         self._parked: dict[str, _Parked] = {}
         self._background: set[asyncio.Task[Any]] = set()
+        self._last_ctx: ServerRequestContext[Any] | None = None
+        """The latest request's context: log messages go back on its connection."""
         if approver is not None:
             approver.bind(self._channels.get)
         self.server: Server[Any] = Server(
@@ -231,6 +236,7 @@ class ToolServer:
     async def _list_tools(
         self, ctx: ServerRequestContext[Any], params: mt.PaginatedRequestParams | None
     ) -> mt.ListToolsResult:
+        self._last_ctx = ctx
         return mt.ListToolsResult(tools=self.tool_definitions())
 
     def _input_schema(self, name: str) -> dict[str, Any] | None:
@@ -242,6 +248,7 @@ class ToolServer:
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: mt.CallToolRequestParams
     ) -> mt.CallToolResult | mt.InputRequiredResult:
+        self._last_ctx = ctx
         if params.request_state is not None:
             return await self._resume(ctx, params)
         channel = CallChannel(f"mcp_{next(self._ids)}", params.name, ctx)
@@ -336,6 +343,27 @@ class ToolServer:
             channel = self._channels.get(event.call_id)
             if channel is not None:
                 channel.progress.put_nowait(event.update)
+        elif isinstance(event, RuntimeNotice) and event.kind in LOGGED_NOTICES:
+            with contextlib.suppress(RuntimeError):  # no loop: nobody to tell
+                task = asyncio.get_running_loop().create_task(
+                    self._log(LOGGED_NOTICES[event.kind], event.message)
+                )
+                self._keep(task)
+
+    async def _log(self, logger: str, message: str) -> None:
+        """A notice as an MCP log message (`notifications/message`, level info): on a call
+        in flight when there is one (2026-07-28 clients take log messages only there, and
+        only when they asked for them), else on the connection of the latest request."""
+        live = next(iter(self._channels.values()), None)
+        ctx = live.ctx if live is not None else self._last_ctx
+        if ctx is None:
+            return
+        try:
+            with warnings.catch_warnings():  # deprecated in 2026-07-28, still what clients read
+                warnings.simplefilter("ignore")
+                await ctx.session.send_log_message("info", message, logger=logger)
+        except Exception as exc:
+            log.debug("could not send a log message to the client: %s", exc)
 
     async def _send_progress(self, channel: CallChannel, update: ToolUpdate) -> None:
         value, total, message = channel.next_progress(update)
