@@ -56,7 +56,7 @@ def named_secrets(split: CommandSplit, cwd: Path, home: Path) -> tuple[str, ...]
     """Absolute paths of the secret or `.git` files the command's words name."""
     found: dict[str, None] = {}
     for segment in split.segments:
-        for word in (*_candidates(segment.words), *_ansi_c_strings(segment.text)):
+        for word in (*candidate_words(segment.words), *_ansi_c_strings(segment.text)):
             path = _absolute(word, cwd, home)
             if path is not None:
                 found.setdefault(path)
@@ -77,7 +77,9 @@ def _ansi_c_strings(text: str) -> list[str]:
     return decoded
 
 
-def _candidates(words: Iterable[str]) -> Iterable[str]:
+def candidate_words(words: Iterable[str]) -> Iterable[str]:
+    """What a command's words may name as files: each word, an option's `=value`, the
+    string literals of interpreter code and their words."""
     for word in words:
         if not _QUOTES.isdisjoint(word):  # code for an interpreter: its string literals
             for match in _LITERAL.finditer(word):
@@ -124,10 +126,20 @@ def _absolute(raw: str, cwd: Path, home: Path) -> str | None:
     name = os.path.basename(path)
     if "$" in name:  # an unknown variable may hold any text: a glob for the name
         name = _VARIABLE.sub("*", name)
-    if _GLOB_CHARS.isdisjoint(name) or name[0] in _GLOB_CHARS:
-        return None  # a plain name, or a glob like `*` or `*.py` that names nothing secret
-    for example in SECRET_NAME_EXAMPLES:
+    return glob_example(os.path.join(os.path.dirname(path), name), SECRET_NAME_EXAMPLES)
+
+
+def glob_example(path: str, examples: Iterable[str], *, ignore_case: bool = False) -> str | None:
+    """For a path whose name is a glob starting with a literal (`.e*`, `AGENTS.*`; not `*`
+    or `*.py`), the path of the first example name it could match, as bash would (a
+    leading `.` must be written)."""
+    name = os.path.basename(path)
+    if not name or _GLOB_CHARS.isdisjoint(name) or name[0] in _GLOB_CHARS:
+        return None
+    pattern = name.lower() if ignore_case else name
+    for example in examples:
         hidden = example.startswith(".") and not name.startswith(".")
-        if not hidden and fnmatch.fnmatchcase(example, name):
+        subject = example.lower() if ignore_case else example
+        if not hidden and fnmatch.fnmatchcase(subject, pattern):
             return os.path.join(os.path.dirname(path), example)
     return None

@@ -680,8 +680,9 @@ def split_command(command: str) -> CommandSplit:
     )
 
 
-def literal_pattern(pattern: str) -> str | None:
-    """The text a pattern stands for when it has no glob characters (escapes removed)."""
+def _literal_start(pattern: str) -> tuple[str, bool]:
+    """The text up to the first glob character (escapes removed), and whether that is the
+    whole pattern."""
     out: list[str] = []
     i = 0
     while i < len(pattern):
@@ -691,30 +692,22 @@ def literal_pattern(pattern: str) -> str | None:
             i += 2
             continue
         if c in _GLOB_SPECIAL:
-            return None
+            return "".join(out), False
         out.append(c)
         i += 1
-    return "".join(out)
+    return "".join(out), True
+
+
+def literal_pattern(pattern: str) -> str | None:
+    """The text a pattern stands for when it has no glob characters (escapes removed)."""
+    text, whole = _literal_start(pattern)
+    return text if whole else None
 
 
 def _literal_head(pattern: str) -> str:
     """The text every subject of `pattern` starts with (up to its first glob character)."""
     prefix = prefix_form(pattern)
-    if prefix is not None:
-        pattern = prefix + " *"
-    out: list[str] = []
-    i = 0
-    while i < len(pattern):
-        c = pattern[i]
-        if c == "\\" and i + 1 < len(pattern):
-            out.append(pattern[i + 1])
-            i += 2
-            continue
-        if c in _GLOB_SPECIAL:
-            break
-        out.append(c)
-        i += 1
-    return "".join(out)
+    return _literal_start(pattern if prefix is None else prefix + " *")[0]
 
 
 def command_matches(form: str, pattern: str) -> bool:

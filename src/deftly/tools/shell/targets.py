@@ -10,15 +10,13 @@ the command names are found as well; reading them is fine, anything else asks.
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from deftly.policy.control import CONTROL_NAME_EXAMPLES, ControlFiles
-from deftly.tools.shell.mentions import expand_word
+from deftly.tools.shell.mentions import candidate_words, expand_word, glob_example
 from deftly.tools.shell.rules import CommandSplit
 
 _DYNAMIC = frozenset("$`*?[{")
@@ -79,7 +77,7 @@ def named_control_files(
     expanded, and globs that could match one (`AGENTS.*`, `.d*`; not `*`)."""
     found: dict[str, None] = {}
     for segment in split.segments:
-        for raw in _candidates(segment.words):
+        for raw in candidate_words(segment.words):
             word = expand_word(raw, cwd, home)
             if not word or "$" in word:
                 continue
@@ -87,35 +85,10 @@ def named_control_files(
             if control.reason(path) is not None:
                 found.setdefault(path)
                 continue
-            glob = _glob_match(path)
+            glob = glob_example(path, CONTROL_NAME_EXAMPLES, ignore_case=True)
             if glob is not None:
                 found.setdefault(glob)
     return tuple(found)
-
-
-def _glob_match(path: str) -> str | None:
-    name = os.path.basename(path)
-    if _GLOBS.isdisjoint(name) or name[0] in _GLOBS:
-        return None
-    for example in CONTROL_NAME_EXAMPLES:
-        if fnmatch.fnmatch(example.lower(), name.lower()):
-            return os.path.join(os.path.dirname(path), example)
-    return None
-
-
-def _candidates(words: Iterable[str]) -> Iterable[str]:
-    for word in words:
-        if not _QUOTES.isdisjoint(word):  # code for an interpreter: its string literals
-            for match in _LITERAL.finditer(word):
-                literal = match.group(match.lastindex or 0)
-                yield literal
-                yield from (part for part in _LITERAL_SPLIT.split(literal) if part)
-        if word.startswith("-"):
-            _, eq, value = word.partition("=")
-            if eq:
-                yield value
-            continue
-        yield word
 
 
 def _absolute(word: str, cwd: Path, home: Path) -> str:
