@@ -239,7 +239,8 @@ async def test_password_prompt_and_pager_return(shell: Any, workspace: Path) -> 
     assert password.is_error  # no terminal, no input: the prompt fails instead of waiting
     if shutil.which("less"):
         pager = await rt.call("Bash", {"command": "less page.txt"})
-        assert pager.text == "paged text\n"
+        # Issue 11: a pager is refused at once with what to use instead (Read).
+        assert pager.is_error and "less is a pager" in pager.text and "Read" in pager.text
     assert time.monotonic() - start < 30
 
 

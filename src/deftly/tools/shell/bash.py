@@ -24,6 +24,7 @@ from deftly.policy.paths import Workspace
 from deftly.policy.rules import literal_rule
 from deftly.registry.registry import ToolRegistry
 from deftly.tools.shell.format import format_duration, format_size, record
+from deftly.tools.shell.fullscreen import full_screen_refusal, may_be_full_screen
 from deftly.tools.shell.mentions import may_name_secrets, named_secrets
 from deftly.tools.shell.readonly import not_read_only
 from deftly.tools.shell.rules import CommandMatcher
@@ -178,6 +179,12 @@ class BashTool(Tool[BashParams]):
                 "rather than run without the sandbox. Tell the user; they can install "
                 'bubblewrap or set [shell] sandbox = "none".'
             )
+        matcher = CommandMatcher(command)
+        screen = (
+            full_screen_refusal(matcher.split, command) if may_be_full_screen(command) else None
+        )
+        if screen is not None:
+            return ToolResult.error(screen)
         background = args.run_in_background
         if background and not self.tasks.background:
             return ToolResult.error(ONE_SHOT_BACKGROUND)
@@ -210,7 +217,6 @@ class BashTool(Tool[BashParams]):
                 return await self._background(command, timeout, description)
             return await self._foreground(ctx, command, timeout, description)
 
-        matcher = CommandMatcher(command)
         return ToolExecution(
             execute=run,
             approval_rule=literal_rule(self.name, command),
