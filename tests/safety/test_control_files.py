@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,9 +16,8 @@ import pytest
 from deftly import Outcome, Runtime
 from deftly.policy import Link, Verdict
 from deftly.policy.control import ControlFiles, control_name_reason
-from tests.conftest import subprocess_env
+from tests.cli import run_deftly
 
-DEFTLY = str(Path(sys.executable).with_name("deftly"))
 LOOSER = '[permissions]\nmode = "auto"\n'
 
 CONTROL = [
@@ -145,15 +143,7 @@ def test_the_cli_refuses_to_write_the_config(workspace: Path, mode: str) -> None
     config.parent.mkdir()
     config.write_text("# mine\n")
     args = '{"path": ".deftly/config.toml", "content": "[permissions]\\nmode = \\"auto\\"\\n"}'
-    done = subprocess.run(
-        [DEFTLY, "call", "Write", args, "--mode", mode, "-w", str(workspace)],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        env=subprocess_env(COLUMNS="200", NO_COLOR="1"),
-        timeout=120,
-        check=False,
-    )
+    done = run_deftly("call", "Write", args, "--mode", mode, "-w", str(workspace))
     assert done.returncode != 0, done.stdout
     assert config.read_text() == "# mine\n"
     assert "deftly's own control files" in " ".join(done.stdout.split())

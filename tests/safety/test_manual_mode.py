@@ -8,7 +8,6 @@ question. Real git repositories, the real Write/Edit/Read tools, the real CLI.
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,9 +15,7 @@ import pytest
 from deftly import Outcome, Runtime
 from deftly.policy import Link, Verdict
 from deftly.policy.permissions.git import FileState, file_state, find_git_tree
-from tests.conftest import subprocess_env
-
-DEFTLY = str(Path(sys.executable).with_name("deftly"))
+from tests.cli import run_deftly
 
 
 def git(ws: Path, *args: str) -> None:
@@ -157,15 +154,7 @@ async def test_yolo_and_auto_are_unchanged(repo: Path) -> None:
 def test_the_cli_refuses_an_untracked_unread_file(repo: Path) -> None:
     """The issue's exact case: `deftly call Write` with no terminal, an untracked notes.txt."""
     (repo / "notes.txt").write_text("my notes\n")
-    done = subprocess.run(
-        [DEFTLY, "call", "Write", '{"path":"notes.txt","content":"x"}', "-w", str(repo)],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        env=subprocess_env(COLUMNS="200", NO_COLOR="1"),
-        timeout=120,
-        check=False,
-    )
+    done = run_deftly("call", "Write", '{"path":"notes.txt","content":"x"}', "-w", str(repo))
     assert done.returncode != 0, done.stdout
     assert (repo / "notes.txt").read_text() == "my notes\n"
     out = " ".join(done.stdout.split())

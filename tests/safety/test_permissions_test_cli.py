@@ -5,26 +5,15 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import subprocess_env
-
-DEFTLY = str(Path(sys.executable).with_name("deftly"))
+from tests.cli import run_deftly
 
 
 def deftly(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [DEFTLY, *args],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        env=subprocess_env(COLUMNS="200", NO_COLOR="1"),
-        timeout=120,
-        check=False,
-    )
+    return run_deftly(*args)
 
 
 @pytest.fixture

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +17,7 @@ import pytest
 
 from deftly import Outcome, Runtime
 from deftly.policy import Link, Verdict
-from tests.conftest import subprocess_env
-
-DEFTLY = str(Path(sys.executable).with_name("deftly"))
+from tests.cli import run_deftly
 
 
 def config(**permissions: Any) -> dict[str, Any]:
@@ -148,23 +145,14 @@ async def test_a_command_naming_a_control_file(repo: Path) -> None:
 
 
 def test_the_cli_refuses_a_redirection_into_the_config(repo: Path) -> None:
-    done = subprocess.run(
-        [
-            DEFTLY,
-            "call",
-            "Bash",
-            '{"command": "echo \'mode = \\"auto\\"\' > .deftly/config.toml"}',
-            "--mode",
-            "yolo",
-            "-w",
-            str(repo),
-        ],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        env=subprocess_env(COLUMNS="200", NO_COLOR="1"),
-        timeout=120,
-        check=False,
+    done = run_deftly(
+        "call",
+        "Bash",
+        '{"command": "echo \'mode = \\"auto\\"\' > .deftly/config.toml"}',
+        "--mode",
+        "yolo",
+        "-w",
+        str(repo),
     )
     assert done.returncode != 0, done.stdout
     assert not (repo / ".deftly").exists()

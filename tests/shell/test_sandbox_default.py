@@ -13,7 +13,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import tomllib
 from collections.abc import Iterator
@@ -25,7 +24,7 @@ import pytest
 from deftly import Runtime
 from deftly.tools.shell import BackgroundTasks
 from deftly.tools.shell.masks import Mask, SecretScanner, resolve_masks, user_credentials
-from tests.conftest import subprocess_env
+from tests.cli import run_deftly
 from tests.shell.conftest import eventually, exec_started, new_marker, task_id_in
 from tests.shell.test_sandbox import _outside_sandbox_dir, needs_bwrap
 
@@ -38,7 +37,6 @@ READS = [
     "grep -r KEY .",
 ]
 PRIVATE_KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n"
-DEFTLY = str(Path(sys.executable).with_name("deftly"))
 
 
 @pytest.fixture
@@ -98,15 +96,7 @@ async def test_without_the_sandbox_the_same_command_leaks(
 @pytest.mark.parametrize("command", READS)
 def test_the_cli_with_yes_prints_nothing_secret(secret_ws: Path, command: str) -> None:
     args = '{"command": ' + json.dumps(command) + "}"
-    ran = subprocess.run(
-        [DEFTLY, "call", "Bash", args, "--yes", "--mode", "yolo", "-w", str(secret_ws)],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        env=subprocess_env(COLUMNS="200", NO_COLOR="1"),
-        timeout=120,
-        check=False,
-    )
+    ran = run_deftly("call", "Bash", args, "--yes", "--mode", "yolo", "-w", str(secret_ws))
     assert "Traceback" not in ran.stderr, ran.stderr
     assert SECRET not in ran.stdout + ran.stderr
     if command.startswith("grep"):

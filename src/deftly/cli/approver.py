@@ -32,9 +32,18 @@ _FEEDBACK = {"f", "feedback"}
 class TerminalApprover:
     """A rich prompt on `console` (stderr by default), answers read from `stream` (stdin)."""
 
-    def __init__(self, console: Console | None = None, stream: TextIO | None = None) -> None:
+    def __init__(
+        self,
+        console: Console | None = None,
+        stream: TextIO | None = None,
+        *,
+        one_shot: bool = False,
+    ) -> None:
         self.console = console or Console(stderr=True)
         self.stream = stream or sys.stdin
+        self.one_shot = one_shot
+        """The runtime ends after this call (`deftly call`): "yes for this session" could
+        not be kept, so it is not offered."""
         self._lock = asyncio.Lock()
         self._buffer = b""
 
@@ -44,16 +53,17 @@ class TerminalApprover:
             options = _plan_options(request)
             for number, label in enumerate(options, 1):
                 self.console.print(f"  [bold]{number}[/bold]  yes, with approach: {escape(label)}")
-            session = not isinstance(request.display, PlanReviewDisplay)
+            session = not isinstance(request.display, PlanReviewDisplay) and not self.one_shot
+            rules = _session_keys(request) if session else {}
             lines = ["  [bold]y[/bold]  yes, run it once"]
-            if session:
+            for key, rule in rules.items():
                 lines.append(
-                    f"  [bold]a[/bold]  yes, and allow [cyan]{escape(request.approval_rule)}"
+                    f"  [bold]{key}[/bold]  yes, and allow [cyan]{escape(rule)}"
                     "[/cyan] for the rest of this session"
                 )
             lines += ["  [bold]n[/bold]  no", "  [bold]f[/bold]  no, and tell the model why"]
             self.console.print("\n".join(lines), highlight=False)
-            letters = ["y", "a", "n", "f"] if session else ["y", "n", "f"]
+            letters = ["y", *rules, "n", "f"]
             keys = "/".join([*(str(i) for i in range(1, len(options) + 1)), *letters])
             while True:
                 answer = await self._ask(f"Approve {request.tool}? [{keys}] ")
@@ -66,7 +76,9 @@ class TerminalApprover:
                 if choice in _YES:
                     return ApprovalResponse("approve")
                 if choice in _SESSION and session:
-                    return ApprovalResponse("approve_session")
+                    return ApprovalResponse("approve_session", rule=request.session_choices[0])
+                if choice in rules:
+                    return ApprovalResponse("approve_session", rule=rules[choice])
                 if choice in _NO:
                     return ApprovalResponse("reject")
                 if choice in _FEEDBACK:
@@ -135,6 +147,16 @@ async def _read_ready(fd: int) -> bytes:
         return b""
 
 
+def _session_keys(request: ApprovalRequest) -> dict[str, str]:
+    """The keys for "yes, for this session": `a` for the exact call, `p` (then `p2`...)
+    for each broader rule offered."""
+    choices = request.session_choices
+    keys = {"a": choices[0]}
+    for number, rule in enumerate(choices[1:], 1):
+        keys["p" if number == 1 else f"p{number}"] = rule
+    return keys
+
+
 def _plan_options(request: ApprovalRequest) -> list[str]:
     display = request.display
     if isinstance(display, PlanReviewDisplay) and display.options:
@@ -142,8 +164,9 @@ def _plan_options(request: ApprovalRequest) -> list[str]:
     return []
 
 
-def terminal_approver(enabled: bool = True) -> Approver | None:
-    """A terminal prompt when a person is there to answer (stdin is a TTY), else None."""
+def terminal_approver(enabled: bool = True, *, one_shot: bool = False) -> Approver | None:
+    """A terminal prompt when a person is there to answer (stdin is a TTY), else None.
+    `one_shot`: the runtime ends after one call, so no "yes for this session"."""
     if enabled and sys.stdin is not None and sys.stdin.isatty():
-        return TerminalApprover()
+        return TerminalApprover(one_shot=one_shot)
     return None

@@ -21,6 +21,7 @@ from deftly.contract.display import (
     PlanReviewDisplay,
     SearchDisplay,
     UrlFetchDisplay,
+    replacement_text,
     unified_diff,
 )
 from deftly.contract.result import ImagePart, TextPart
@@ -35,16 +36,20 @@ def render_display(display: Display | None) -> RenderableType | None:
     match display:
         case None:
             return None
-        case CommandDisplay(command=command, cwd=cwd):
+        case CommandDisplay(command=command, cwd=cwd, description=description):
             title = Text(f"$ (in {cwd})", style="dim") if cwd else None
             body = Syntax(command, "bash", word_wrap=True, background_color="default")
-            return Group(title, body) if title else body
+            said = Text(description, style="italic") if description else None
+            return Group(*(part for part in (said, title, body) if part is not None))
         case FileIODisplay(operation="edit", path=path, before=before, after=after) if (
             before is not None and after is not None
         ):
-            return Syntax(unified_diff(path, before, after), "diff", background_color="default")
-        case DiffDisplay(path=path, before=before, after=after):
-            return Syntax(unified_diff(path, before, after), "diff", background_color="default")
+            text = replacement_text(path, before, after)
+            return Syntax(text, "diff", background_color="default")
+        case DiffDisplay(path=path, before=before, after=after, new_file=new_file):
+            diff = unified_diff(path, before, after, new_file=new_file)
+            shown = Syntax(diff or "(no change)", "diff", background_color="default")
+            return Group(Text(f"new file {path}", style="bold"), shown) if new_file else shown
         case FileIODisplay(operation="write", path=path, content=content) if content is not None:
             head = "\n".join(content.splitlines()[:40])
             return Group(Text(f"write {path}", style="bold"), Text(head, style="green"))
