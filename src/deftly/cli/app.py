@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
 import sys
@@ -34,10 +35,11 @@ from deftly.cli.permissions import (
     explanation_text,
     permissions_command,
 )
+from deftly.cli.plain import plain_call, plain_tools
 from deftly.cli.render import call_json, render_call, tools_table
 from deftly.cli.skills import skills_app
 from deftly.cli.trust import trust_command
-from deftly.execution.calls import Outcome, ToolCall
+from deftly.execution.calls import CallResult, Outcome, ToolCall
 
 T = TypeVar("T")
 
@@ -51,7 +53,39 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
     rich_markup_mode="rich",
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        sys.stdout.write(f"deftly {importlib.metadata.version('deftly')}\n")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version",
+            help="Print deftly's version and exit.",
+            callback=_print_version,
+            is_eager=True,
+        ),
+    ] = False,
+) -> None:
+    """deftly gives a model's tool calls hands: read, edit, search and run, inside a
+    workspace, behind a permission engine."""
+
+
+def _show(result: CallResult) -> None:
+    """At a terminal, a panel; through a pipe or into a file, the plain text the model
+    sees and a status line, never wrapped or cut."""
+    if sys.stdout.isatty():
+        render_call(out, result)
+    else:
+        sys.stdout.write(plain_call(result))
 
 
 @app.command("tools")
@@ -61,7 +95,7 @@ def tools_command(
     mcp_config: McpConfigOpt = None,
     trust: TrustOpt = False,
 ) -> None:
-    """List the active tools with their source (builtin, user, mcp) and disclosure."""
+    """List the active tools with their source (builtin, plugin, user, mcp) and disclosure."""
 
     async def main() -> None:
         async with build_runtime(
@@ -71,6 +105,8 @@ def tools_command(
             print_diagnostics(rt)
             if as_json:
                 sys.stdout.write(json.dumps([i.to_json() for i in infos], indent=2) + "\n")
+            elif infos and not sys.stdout.isatty():
+                sys.stdout.write(plain_tools(infos))
             elif infos:
                 out.print(tools_table(infos))
             else:
@@ -122,7 +158,7 @@ def call_command(
                     markup=False,
                     soft_wrap=True,
                 )
-            render_call(out, result)
+            _show(result)
         if result.outcome is Outcome.PREFLIGHT_REJECTED:
             return USAGE_ERROR
         return 1 if result.is_error else 0
@@ -198,7 +234,7 @@ def batch_command(
                     json.dumps(call_json(result, with_times=True, with_display=False)) + "\n"
                 )
             else:
-                render_call(out, result)
+                _show(result)
         return 1 if any(r.is_error for r in results) else 0
 
     raise typer.Exit(run_async(main))

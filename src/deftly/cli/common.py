@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import os
+import signal
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
@@ -88,16 +90,64 @@ def fail(message: str, code: int = USAGE_ERROR) -> typer.Exit:
     return typer.Exit(code)
 
 
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+"""Signals that stop a command the way Ctrl-C does: its calls are cancelled and the
+runtime closes, so no command it started outlives it."""
+
+
+class Stopped(Exception):
+    """The command was stopped by a signal (after everything it started was stopped)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
 def run_async(main: Callable[[], Coroutine[Any, Any, T]]) -> T:
-    """Run a coroutine; known errors become a clean message, never a traceback."""
+    """Run a coroutine; known errors become a clean message, never a traceback. SIGTERM
+    and SIGHUP cancel it like SIGINT does, so the runtime closes what it started."""
     try:
-        return asyncio.run(main())
+        return asyncio.run(_stopped_by_signals(main))
     except typer.Exit:
         raise
     except (DeftlyError, UsageError) as exc:
         raise fail(str(exc)) from None
     except KeyboardInterrupt:
         raise fail("interrupted", 130) from None
+    except Stopped as stop:
+        raise fail(f"stopped by {stop}", 128 + stop.signum) from None
+
+
+async def _stopped_by_signals(main: Callable[[], Coroutine[Any, Any, T]]) -> T:
+    """Await `main`, cancelling it at the first SIGTERM or SIGHUP (a second one kills at
+    once, for a close that hangs)."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    received: list[int] = []
+
+    def stop(signum: int) -> None:
+        if received:  # asked twice: stop now
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        received.append(signum)
+        if task is not None:
+            task.cancel()
+
+    for signum in STOP_SIGNALS:
+        loop.add_signal_handler(signum, stop, signum)
+    try:
+        result = await main()
+    except asyncio.CancelledError:
+        if received:
+            raise Stopped(received[0]) from None
+        raise
+    finally:
+        for signum in STOP_SIGNALS:
+            loop.remove_signal_handler(signum)
+    if received:
+        raise Stopped(received[0])
+    return result
 
 
 def build_runtime(
