@@ -7,6 +7,7 @@ diff or a command instead of a blob of JSON. It is never sent to the model.
 from __future__ import annotations
 
 import difflib
+from collections import Counter
 from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -35,11 +36,14 @@ class FileIODisplay(_Display):
 
 
 class DiffDisplay(_Display):
+    """A whole file before and after a change (shown as a unified diff with context)."""
+
     kind: Literal["diff"] = "diff"
     path: str
     before: str
     after: str
     hunks: int | None = None
+    new_file: bool = False
 
 
 class SearchDisplay(_Display):
@@ -150,12 +154,73 @@ DISPLAY_KINDS: tuple[str, ...] = (
 )
 
 
-def unified_diff(path: str, before: str, after: str) -> str:
-    """A before/after pair as a unified diff, the way people read changes."""
-    lines = difflib.unified_diff(
-        before.splitlines(keepends=True),
-        after.splitlines(keepends=True),
-        fromfile=f"a/{path.lstrip('/')}",
-        tofile=f"b/{path.lstrip('/')}",
+CONTEXT_LINES = 3
+MAX_DIFF_CHANGED_LINES = 2_000
+"""Past this many changed lines a diff is not shown, only how big it is."""
+MAX_DIFF_INPUT_LINES = 100_000
+"""Past this many lines (before and after together) no line-by-line diff is worked out: the
+number of changed lines is counted from the lines each side has that the other lacks."""
+
+
+def unified_diff(path: str, before: str, after: str, *, new_file: bool = False) -> str:
+    """A before/after pair as a unified diff, the way people read changes: hunk headers
+    with the real line numbers and three lines of context. `path` as it should be shown
+    (relative to the workspace when inside it). Huge changes say only how big they are."""
+    old = before.splitlines(keepends=True)
+    new = after.splitlines(keepends=True)
+    shown = path
+    head = [
+        "--- /dev/null\n" if new_file else f"--- {_side('a', shown)}\n",
+        f"+++ {_side('b', shown)}\n",
+    ]
+    if len(old) + len(new) > MAX_DIFF_INPUT_LINES:
+        return (
+            "".join(head) + f"(diff too large: about {_rough_changes(old, new):,} lines changed)\n"
+        )
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    changed = sum(
+        (i2 - i1) + (j2 - j1) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"
     )
+    if not changed:
+        return ""
+    if changed > MAX_DIFF_CHANGED_LINES:
+        return "".join(head) + f"(diff too large: {changed:,} lines changed)\n"
+    out = head
+    for group in matcher.get_grouped_opcodes(CONTEXT_LINES):
+        first, last = group[0], group[-1]
+        out.append(f"@@ -{_range(first[1], last[2])} +{_range(first[3], last[4])} @@\n")
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                out += [" " + line for line in old[i1:i2]]
+                continue
+            out += ["-" + line for line in old[i1:i2]]
+            out += ["+" + line for line in new[j1:j2]]
+    return "".join(line if line.endswith("\n") else line + "\n" for line in out)
+
+
+def replacement_text(path: str, old: str, new: str) -> str:
+    """An edit's old and new text when the file itself is not at hand (no line numbers
+    can be given): the lines taken out, then the lines put in."""
+    lines = [f"{path}: replace\n"]
+    lines += ["-" + line for line in old.splitlines(keepends=True)]
+    lines += ["+" + line for line in new.splitlines(keepends=True)]
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+def _side(prefix: str, path: str) -> str:
+    return path if path.startswith("/") else f"{prefix}/{path}"
+
+
+def _range(start: int, stop: int) -> str:
+    """A hunk's range as unified diffs write it (`10,7`; `10` for one line; `9,0` empty)."""
+    beginning, length = start + 1, stop - start
+    if length == 1:
+        return str(beginning)
+    if not length:
+        beginning -= 1
+    return f"{beginning},{length}"
+
+
+def _rough_changes(old: list[str], new: list[str]) -> int:
+    left, right = Counter(old), Counter(new)
+    return sum((left - right).values()) + sum((right - left).values())

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -52,6 +53,8 @@ class Answer:
     via: Via
     message: str | None = None
     """The text for the model when the call is not run (a refusal, a cancellation...)."""
+    request: ApprovalRequest | None = None
+    """What the person was shown (with the rules offered for the session)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,11 +144,10 @@ class PermissionGate:
         answer = await self.ask(ctx, self.request_for(ctx, decision), decision)
         response = answer.response
         if response.decision == "approve_session":
-            self.engine.session.add(ctx.execution.approval_rule)
+            rule = _remembered(answer.request, response, ctx.execution.approval_rule)
+            self.engine.session.add(rule)
             self._announce(
-                ctx,
-                decision,
-                f'asked: approved for this session (remembering "{ctx.execution.approval_rule}")',
+                ctx, decision, f'asked: approved for this session (remembering "{rule}")'
             )
             return Proceed()
         if response.approved:
@@ -171,7 +173,27 @@ class PermissionGate:
             display=display,
             approval_rule=execution.approval_rule,
             reason=decision.reason,
+            session_rules=(execution.approval_rule,),
         )
+
+    async def _for_a_person(self, ctx: BeforeContext, request: ApprovalRequest) -> ApprovalRequest:
+        """The request with what only a person needs, worked out now that one is asked:
+        the tool's preview (an edit's real diff: it reads the file) and the broader rules
+        they may remember for the session."""
+        execution = ctx.execution
+        display = request.display
+        if execution.preview is not None:
+            try:
+                display = await asyncio.to_thread(execution.preview) or display
+            except Exception:
+                log.debug("preview failed for %s", ctx.call.name, exc_info=True)
+        rules = [execution.approval_rule]
+        if execution.session_rules is not None:
+            try:
+                rules += [r for r in execution.session_rules() if r not in rules]
+            except Exception:
+                log.debug("session rules failed for %s", ctx.call.name, exc_info=True)
+        return dataclasses.replace(request, display=display, session_rules=tuple(rules))
 
     async def ask(
         self,
@@ -186,6 +208,7 @@ class PermissionGate:
         if isinstance(approver, NonInteractiveApprover):
             message = approver.refusal(request, decision)
             return Answer(ApprovalResponse("reject", refusal=message), "non_interactive", message)
+        request = await self._for_a_person(ctx, request)
         try:
             asking: asyncio.Future[Any] = asyncio.ensure_future(approver.request(request))
         except Exception as exc:  # a synchronous failure, or not a coroutine at all
@@ -213,8 +236,8 @@ class PermissionGate:
             )
             return Answer(ApprovalResponse("reject"), "error", message)
         if response.refusal:
-            return Answer(response, "non_interactive", response.refusal)
-        return Answer(response, "person")
+            return Answer(response, "non_interactive", response.refusal, request)
+        return Answer(response, "person", request=request)
 
     def _failed(self, ctx: BeforeContext, error: BaseException) -> Answer:
         log.warning("approver failed for %s", ctx.call.name, exc_info=error)
@@ -255,6 +278,14 @@ def declined_text(ctx: BeforeContext, response: ApprovalResponse) -> str:
         f"{head}. Do not retry the same call: think about why they declined, then take another "
         "approach or ask the user what they would prefer."
     )
+
+
+def _remembered(request: ApprovalRequest | None, response: ApprovalResponse, exact: str) -> str:
+    """The rule a "yes, for this session" remembers: the one the person chose, if it was
+    offered, else the exact call's."""
+    if request is not None and response.rule in request.session_choices:
+        return response.rule
+    return exact
 
 
 def _refusal_label(via: Via) -> str:

@@ -21,6 +21,7 @@ from deftly.contract.display import (
     Display,
     FileIODisplay,
     GenericDisplay,
+    replacement_text,
     unified_diff,
 )
 from deftly.policy.approval import ApprovalRequest, ApprovalResponse
@@ -73,14 +74,16 @@ def display_text(display: Display | None) -> str:
     match display:
         case None:
             return ""
-        case CommandDisplay(command=command, cwd=cwd):
-            return f"$ {command}" + (f"\n(in {cwd})" if cwd else "")
+        case CommandDisplay(command=command, cwd=cwd, description=description):
+            said = f"{description}\n" if description else ""
+            return f"{said}$ {command}" + (f"\n(in {cwd})" if cwd else "")
         case FileIODisplay(operation="edit", path=path, before=before, after=after) if (
             before is not None and after is not None
         ):
-            return unified_diff(path, before, after)
-        case DiffDisplay(path=path, before=before, after=after):
-            return unified_diff(path, before, after)
+            return replacement_text(path, before, after)
+        case DiffDisplay(path=path, before=before, after=after, new_file=new_file):
+            diff = unified_diff(path, before, after, new_file=new_file) or "(no change)"
+            return f"new file {path}\n{diff}" if new_file else diff
         case FileIODisplay(operation="write", path=path, content=content) if content is not None:
             return f"write {path}:\n{content}"
         case FileIODisplay(operation=operation, path=path, detail=detail):
@@ -93,16 +96,49 @@ def display_text(display: Display | None) -> str:
             return json.dumps(display.model_dump(exclude_none=True), default=str, indent=2)
 
 
+BROADER = "approve_rule_"
+"""The decision value of the n-th broader session rule offered: `approve_rule_1`..."""
+
+
+def approval_schema(request: ApprovalRequest) -> dict[str, Any]:
+    """The form for one request: allow once, allow for the session (the exact call, or
+    each broader rule the tool offers, the person choosing), reject."""
+    choices = request.session_choices
+    if len(choices) < 2:
+        return APPROVAL_SCHEMA
+    options = [
+        {"const": "approve", "title": "Allow once"},
+        {"const": "approve_session", "title": f"Allow {choices[0]} for the rest of this session"},
+        *(
+            {"const": f"{BROADER}{n}", "title": f"Allow {rule} for the rest of this session"}
+            for n, rule in enumerate(choices[1:], 1)
+        ),
+        {"const": "reject", "title": "Reject"},
+    ]
+    decision = {**APPROVAL_SCHEMA["properties"]["decision"], "oneOf": options}
+    return {
+        **APPROVAL_SCHEMA,
+        "properties": {**APPROVAL_SCHEMA["properties"], "decision": decision},
+    }
+
+
 def question(request: ApprovalRequest) -> str:
     parts = [f"deftly: allow {request.tool}?", request.action]
     shown = display_text(request.display)
     if shown:
         parts.append(_cut(shown))
     parts.append(f"Asked because: {request.reason}")
-    parts.append(
-        '"Allow for the rest of this session" also allows later calls matching '
-        f"{request.approval_rule}."
-    )
+    choices = request.session_choices
+    if len(choices) < 2:
+        parts.append(
+            '"Allow for the rest of this session" also allows later calls matching '
+            f"{request.approval_rule}."
+        )
+    else:
+        parts.append(
+            "Allowing for the rest of this session also allows later calls matching the rule "
+            f"you choose: {' or '.join(choices)}."
+        )
     return "\n\n".join(p for p in parts if p)
 
 
@@ -146,13 +182,19 @@ class ElicitationApprover:
                 request,
                 "this MCP client cannot ask its user (it does not support elicitation)",
             )
-        answer = await asker.elicit(question(request), APPROVAL_SCHEMA, self.timeout)
+        answer = await asker.elicit(question(request), approval_schema(request), self.timeout)
         if answer is None:
             return self._refuse(request, f"nobody answered within {self.timeout:g} s")
         content = answer.content or {}
         note = content.get("feedback")
         feedback = note.strip() if isinstance(note, str) and note.strip() else None
         decision = content.get("decision")
+        choices = request.session_choices
+        if answer.action == "accept" and isinstance(decision, str) and decision.startswith(BROADER):
+            number = decision.removeprefix(BROADER)
+            if number.isdigit() and 1 <= int(number) < len(choices):
+                return ApprovalResponse("approve_session", rule=choices[int(number)])
+            return ApprovalResponse("reject", feedback=feedback)
         if answer.action != "accept" or decision not in DECISIONS or decision == "reject":
             return ApprovalResponse("reject", feedback=feedback)
         return ApprovalResponse("approve_session" if decision == "approve_session" else "approve")

@@ -31,6 +31,13 @@ class ApprovalRequest:
     """The rule "approve for this session" would remember."""
     reason: str
     """Why the engine asks (which link of the chain decided)."""
+    session_rules: tuple[str, ...] = ()
+    """The rules a person may choose to remember for the session: `approval_rule` first
+    (the exact call), then broader ones the tool offers (`Bash(git commit *)`)."""
+
+    @property
+    def session_choices(self) -> tuple[str, ...]:
+        return self.session_rules or (self.approval_rule,)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +49,9 @@ class ApprovalResponse:
     refusal: str | None = None
     """Set when nobody could be asked: what the model is told instead of "the user
     declined" (why no one could answer, and how to allow the call)."""
+    rule: str | None = None
+    """With "approve_session": which of the request's `session_choices` to remember
+    (None: the exact `approval_rule`)."""
 
     @property
     def approved(self) -> bool:

@@ -9,16 +9,18 @@ and a rename. A refused or failed edit leaves the file byte for byte as it was.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from deftly.contract import ToolExecution, ToolResult, ToolTraits, describe
+from deftly.contract import DiffDisplay, Display, ToolExecution, ToolResult, ToolTraits, describe
+from deftly.env.base import PathChanged
 from deftly.tools.file.base import FileToolFailed, TrackedFileTool
-from deftly.tools.file.common import human_size, stale_message
+from deftly.tools.file.common import human_size, shown_path, stale_message
 from deftly.tools.file.encoding import NotText, decode_text
-from deftly.tools.file.line_endings import ending_stats, materialize, to_model_view
+from deftly.tools.file.line_endings import Style, ending_stats, materialize, to_model_view
 from deftly.tools.file.near_miss import (
     describe_near_misses,
     find_near_misses,
@@ -68,13 +70,35 @@ class EditTool(TrackedFileTool[EditParams]):
                 "old_string and new_string are identical, so there is nothing to change. "
                 "Put the new text in new_string."
             )
-        return self.file_execution(
+        execution = self.file_execution(
             args.path,
             partial(self._edit, args),
             f"Editing {args.path}",
             before=args.old_string,
             after=args.new_string,
         )
+        path = Path(execution.accesses.written_paths[0]) if execution.accesses else None
+        if path is None:
+            return execution
+        return replace(execution, preview=partial(self._preview, args, path))
+
+    def _preview(self, args: EditParams, path: Path) -> Display | None:
+        """The edit as a real diff of the file on disk, for a person asked to approve it:
+        the file read and the edit made in memory (None, keeping the plain display, when
+        it cannot be: the edit would fail and says why when it runs)."""
+        try:
+            st = self.env.stat(path)
+            if st.st_size > self.config.edit_max_bytes:
+                return None
+            with self.env.open_read(path, pinned=True) as handle:
+                data = handle.read()
+            decoded = decode_text(data)
+            style = ending_stats(decoded.text).style
+            view = to_model_view(decoded.text, style)
+            updated, *_ = _apply(args, view, style)
+        except (OSError, NotText, FileToolFailed, PathChanged):
+            return None
+        return DiffDisplay(path=shown_path(path, self.workspace), before=view, after=updated)
 
     def edit(self, args: EditParams, path: Path) -> ToolResult:
         """Make the edit on `path` (already resolved by the path policy), in this thread.
@@ -108,26 +132,13 @@ class EditTool(TrackedFileTool[EditParams]):
             raise FileToolFailed(_not_text_message(raw, exc)) from None
         style = ending_stats(decoded.text).style
         view = to_model_view(decoded.text, style)
-        old, new = args.old_string, args.new_string
-        if style == "crlf":  # the view has LF only; a CRLF copied from the raw file means LF
-            old = to_model_view(old, style)
-        if not args.replace_all:
-            first = view.find(old)
-            if first < 0:
-                raise FileToolFailed(self._not_found(raw, view, old))
-            second = view.find(old, first + len(old))
-            if second >= 0:
-                count = view.count(old)
-                raise FileToolFailed(self._not_unique(raw, view, old, count))
-            updated = view.replace(old, new, 1)  # one pass; old occurs exactly once
-            positions = [first]
-            count = 1
-        else:
-            count = view.count(old)
-            if count == 0:
-                raise FileToolFailed(self._not_found(raw, view, old))
-            positions = _positions(view, old, MAX_LISTED)
-            updated = view.replace(old, new)
+        try:
+            updated, positions, count, old = _apply(args, view, style)
+        except _NotFound as exc:
+            raise FileToolFailed(self._not_found(raw, view, exc.old)) from None
+        except _NotUnique as exc:
+            raise FileToolFailed(self._not_unique(raw, view, exc.old, exc.count)) from None
+        new = args.new_string
         payload = decoded.encode(materialize(updated, style))
         try:
             now = self.env.stat(path)
@@ -181,6 +192,38 @@ class EditTool(TrackedFileTool[EditParams]):
             "Edit cannot tell which one you mean. Add surrounding lines to old_string until "
             "it is unique, or set replace_all to true to replace every occurrence."
         )
+
+
+class _NotFound(FileToolFailed):
+    def __init__(self, old: str) -> None:
+        super().__init__("old_string was not found")
+        self.old = old
+
+
+class _NotUnique(FileToolFailed):
+    def __init__(self, old: str, count: int) -> None:
+        super().__init__("old_string is not unique")
+        self.old, self.count = old, count
+
+
+def _apply(args: EditParams, view: str, style: Style) -> tuple[str, list[int], int, str]:
+    """The edit made on the model view of a file: the new text, where the replacements
+    start (the first few), how many there were, and old_string as matched."""
+    old, new = args.old_string, args.new_string
+    if style == "crlf":  # the view has LF only; a CRLF copied from the raw file means LF
+        old = to_model_view(old, style)
+    if not args.replace_all:
+        first = view.find(old)
+        if first < 0:
+            raise _NotFound(old)
+        second = view.find(old, first + len(old))
+        if second >= 0:
+            raise _NotUnique(old, view.count(old))
+        return view.replace(old, new, 1), [first], 1, old  # one pass; old occurs once
+    count = view.count(old)
+    if count == 0:
+        raise _NotFound(old)
+    return view.replace(old, new), _positions(view, old, MAX_LISTED), count, old
 
 
 def _positions(view: str, old: str, limit: int) -> list[int]:

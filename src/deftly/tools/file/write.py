@@ -20,21 +20,42 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from deftly.contract import Accesses, ToolExecution, ToolResult, ToolTraits, WriteHow, describe
+from deftly.contract import (
+    Accesses,
+    DiffDisplay,
+    Display,
+    FileIODisplay,
+    ToolExecution,
+    ToolResult,
+    ToolTraits,
+    WriteHow,
+    describe,
+)
+from deftly.env.base import PathChanged
 from deftly.tools.file.base import FileToolFailed, TrackedFileTool
-from deftly.tools.file.common import os_error_message, shown_path, stale_message
+from deftly.tools.file.common import human_size, os_error_message, shown_path, stale_message
 from deftly.tools.file.encoding import (
     SNIFF_BYTES,
     EncodingName,
+    NotText,
+    decode_text,
     describe_encoding,
     encode_text,
     sniff_encoding,
 )
-from deftly.tools.file.line_endings import EndingCounter, Style, ending_stats, materialize
+from deftly.tools.file.line_endings import (
+    EndingCounter,
+    Style,
+    ending_stats,
+    materialize,
+    to_model_view,
+)
 from deftly.tools.file.tracker import same_stat
 
 APPEND_PROBE_BYTES = 64 * 1024
 _SCAN_CHUNK = 1 << 20
+PREVIEW_MAX_BYTES = 4 << 20
+"""An approval shows the diff of a Write over a file up to this size."""
 
 
 class WriteParams(BaseModel):
@@ -88,12 +109,44 @@ class WriteTool(TrackedFileTool[WriteParams]):
         execution = self.file_execution(
             args.path, partial(self._write, args), f"{verb} {args.path}", content=args.content
         )
-        if args.mode != "append" or execution.accesses is None:
+        if execution.accesses is None:
             return execution
+        written = execution.accesses.written_paths[0]
+        if args.mode != "append":
+            return replace(execution, preview=partial(self._preview, args, Path(written)))
         # Appending changes the file where it is, so every hard link to it: the engine
         # asks about a file with other names, which may be anywhere.
-        path = execution.accesses.written_paths[0]
-        return replace(execution, accesses=Accesses.write_file(path, how=WriteHow.IN_PLACE))
+        return replace(execution, accesses=Accesses.write_file(written, how=WriteHow.IN_PLACE))
+
+    def _preview(self, args: WriteParams, path: Path) -> Display | None:
+        """What the write changes, for a person asked to approve it: a diff against the
+        file as it is now, or the content of a new file, said to be new."""
+        shown = shown_path(path, self.workspace)
+        try:
+            st = self.env.stat(path)
+        except FileNotFoundError:
+            return DiffDisplay(path=shown, before="", after=args.content, new_file=True)
+        except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        if st.st_size > PREVIEW_MAX_BYTES:
+            return FileIODisplay(
+                operation="write",
+                path=shown,
+                detail=f"replaces all of the current {human_size(st.st_size)} file (too large "
+                "to compare)",
+                content=args.content,
+            )
+        try:
+            with self.env.open_read(path, pinned=True) as handle:
+                data = handle.read()
+            text = decode_text(data).text
+        except (OSError, NotText, PathChanged):
+            return None
+        style = ending_stats(text).style
+        after = to_model_view(args.content, style)
+        return DiffDisplay(path=shown, before=to_model_view(text, style), after=after)
 
     def write(self, args: WriteParams, path: Path) -> ToolResult:
         """Write `path` (already resolved by the path policy), in this thread."""
