@@ -39,7 +39,16 @@ from deftly.cli.plain import plain_call, plain_tools
 from deftly.cli.render import call_json, render_call, tools_table
 from deftly.cli.skills import skills_app
 from deftly.cli.trust import trust_command
-from deftly.execution.calls import CallResult, Outcome, ToolCall
+from deftly.contract.json_scan import scalar, top_level_fields
+from deftly.execution.calls import (
+    MAX_DEPTH,
+    ArgumentsParseError,
+    ArgumentsTooDeep,
+    CallResult,
+    Outcome,
+    ToolCall,
+    parse_arguments,
+)
 
 T = TypeVar("T")
 
@@ -167,31 +176,71 @@ def call_command(
 
 
 def read_batch(source: str) -> list[ToolCall]:
+    """The calls of a batch file, one JSON object a line. A line that is not UTF-8 or not
+    JSON is a usage error naming the line; a line nested too deep to decode becomes a call
+    of its own (its `id` and `name` read from the top level) whose error result says so, so
+    the other calls still run."""
     try:
-        text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+        data = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
     except OSError as exc:
         raise UsageError(f"cannot read the batch file {source}: {exc.strerror}") from None
     calls: list[ToolCall] = []
     problems: list[str] = []
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, raw in enumerate(data.split(b"\n"), 1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            problems.append(
+                f"line {number}: not valid UTF-8 (byte {raw[exc.start]:#04x} at column "
+                f"{exc.start + 1}); save the batch file as UTF-8"
+            )
+            continue
         if not line.strip():
             continue
-        try:
-            item: Any = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(f"line {number}: not valid JSON ({exc.msg})")
-            continue
-        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
-            problems.append(f'line {number}: expected an object with "name", "arguments" and "id"')
-            continue
-        arguments = item.get("arguments")
-        if arguments is not None and not isinstance(arguments, str | dict):
-            problems.append(f'line {number}: "arguments" must be a JSON string or an object')
-            continue
-        calls.append(ToolCall(str(item.get("id") or f"call_{number}"), item["name"], arguments))
+        call = _batch_call(line, number, problems)
+        if call is not None:
+            calls.append(call)
     if problems:
         raise UsageError("the batch has malformed lines:\n  " + "\n  ".join(problems))
     return calls
+
+
+def _batch_call(line: str, number: int, problems: list[str]) -> ToolCall | None:
+    try:
+        item: Any = parse_arguments(line)  # strict JSON, its depth bounded before decoding
+    except ArgumentsTooDeep:
+        return _too_deep_call(line, number, problems)
+    except ArgumentsParseError as exc:
+        problems.append(f"line {number}: not valid JSON ({exc})")
+        return None
+    if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+        problems.append(f'line {number}: expected an object with "name", "arguments" and "id"')
+        return None
+    arguments = item.get("arguments")
+    if arguments is not None and not isinstance(arguments, str | dict):
+        problems.append(f'line {number}: "arguments" must be a JSON string or an object')
+        return None
+    return ToolCall(str(item.get("id") or f"call_{number}"), item["name"], arguments)
+
+
+def _too_deep_call(line: str, number: int, problems: list[str]) -> ToolCall | None:
+    """A line too deep to decode, as the call it names: its raw `arguments` text (or the
+    whole line) goes to the runtime, which answers that call with the depth error."""
+    fields = top_level_fields(line, ("id", "name", "arguments"))
+    name, call_id = scalar(fields.get("name", "null")), scalar(fields.get("id", "null"))
+    if not isinstance(name, str):
+        problems.append(
+            f"line {number}: nested more than {MAX_DEPTH} levels deep, with no top-level "
+            '"name" to report it against; send flat arguments'
+        )
+        return None
+    arguments = fields.get("arguments", line)
+    decoded = scalar(arguments)  # arguments sent as a JSON string
+    return ToolCall(
+        str(call_id) if isinstance(call_id, str | int) and call_id != "" else f"call_{number}",
+        name,
+        decoded if isinstance(decoded, str) else arguments,
+    )
 
 
 @app.command("batch")

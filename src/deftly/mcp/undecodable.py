@@ -9,8 +9,6 @@ saying what was wrong; other exceptions pass through as before.
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -19,54 +17,19 @@ import mcp.types as mt
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
-_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}:,]|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?')
-_SCAN_TOKENS = 100_000
-"""Tokens looked at for the envelope's keys; the keys of a real request come early."""
+from deftly.contract.json_scan import scalar, top_level_fields
 
 
 def envelope(text: str) -> tuple[str | int | None, str | None]:
     """The top-level `id` and `method` of a JSON-RPC message that did not decode, read
     token by token (never decoded whole: it may be nested far too deep for that)."""
-    depth = 0
-    key: str | None = None  # a string at the top level, maybe a key
-    expecting: str | None = None  # the key whose value comes next
-    found: dict[str, object] = {}
-    for count, match in enumerate(_TOKEN.finditer(text)):
-        if count > _SCAN_TOKENS:
-            break
-        token = match.group()
-        if token in "[{":
-            depth += 1
-            key = expecting = None
-        elif token in "]}":
-            depth -= 1
-        elif depth != 1:
-            continue
-        elif token == ":":
-            expecting, key = key, None
-        elif token == ",":
-            key = expecting = None
-        elif expecting is not None:
-            if expecting in ("id", "method"):
-                found.setdefault(expecting, _scalar(token))
-            expecting = None
-            if "id" in found and "method" in found:
-                break
-        else:
-            value = _scalar(token)
-            key = value if isinstance(value, str) else None
-    request_id, method = found.get("id"), found.get("method")
+    fields = top_level_fields(text, ("id", "method"))
+    request_id = scalar(fields.get("id", "null"))
+    method = scalar(fields.get("method", "null"))
     return (
         request_id if isinstance(request_id, str | int) else None,
         method if isinstance(method, str) else None,
     )
-
-
-def _scalar(token: str) -> object:
-    try:
-        return json.loads(token)
-    except ValueError:
-        return None
 
 
 def _problem(exc: ValidationError) -> tuple[int, str] | None:
