@@ -70,7 +70,7 @@ from deftly.registry.services import Services
 from deftly.session import SessionClaim, data_home, new_session_id, prune_sessions, session_dir
 from deftly.skills import SkillService
 from deftly.tools import builtin_contributions
-from deftly.tools.collab.skill import SkillHost
+from deftly.tools.collab.skill import SkillHost, SkillTool
 from deftly.tools.meta.disclosure import DeferredTools, ModelTools
 from deftly.tools.plan.mode import PlanGuard, PlanMode
 from deftly.tools.shell.tasks import BackgroundTasks
@@ -284,10 +284,16 @@ class Runtime:
             elif isinstance(event, ToolCallFinished):
                 service.nesting.call_finished()
 
+        def skill_limit(call: ToolCall, entry: RegisteredTool) -> str | None:
+            """A running skill's allowed-tools (loading another skill stays possible)."""
+            return None if isinstance(entry.tool, SkillTool) else service.refusal_for(entry.name)
+
         unsubscribe = self.events.subscribe(mark_steps)
+        self.executor.guards.append(skill_limit)
 
         async def stop() -> None:
             unsubscribe()
+            self.executor.guards.remove(skill_limit)
 
         self.on_close(stop)
         self.services.provide(service)

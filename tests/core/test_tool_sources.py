@@ -17,7 +17,7 @@ from tests.conftest import subprocess_env
 
 DEFTLY = str(Path(sys.executable).with_name("deftly"))
 
-TOOL = '''
+TOOL = """
 from pydantic import BaseModel, ConfigDict
 from deftly import Accesses, Tool, ToolExecution, ToolResult
 
@@ -38,7 +38,7 @@ class Loaded(Tool[NoParams]):
 class Plugged(Loaded):
     name = "PluggedTool"
     description = "A tool from an entry point."
-'''
+"""
 
 
 @pytest.fixture

@@ -90,7 +90,8 @@ def test_show(skill_workspace: Path) -> None:
 
 
 def test_render(skill_workspace: Path) -> None:
-    result = deftly("skills", "render", "commit", "-m", '"fix login"', "-w", str(skill_workspace))
+    # Each command-line argument is one skill argument (the shell's quoting is kept).
+    result = deftly("skills", "render", "commit", "-m", "fix login", "-w", str(skill_workspace))
     assert result.returncode == 0, result.stderr
     skill_dir = skill_workspace / ".deftly/skills/commit"
     assert result.stdout == (

@@ -16,7 +16,7 @@ from rich.table import Table
 from deftly.cli.common import JsonOpt, TrustOpt, WorkspaceOpt, err, out
 from deftly.contract.errors import DeftlyError
 from deftly.runtime import Runtime
-from deftly.skills import Skill, SkillError, SkillService, Trigger
+from deftly.skills import Skill, SkillError, SkillService, Trigger, join_arguments
 
 T = TypeVar("T")
 
@@ -147,7 +147,9 @@ def render_command(
     name: Annotated[str, typer.Argument(help="The skill's name (any case).")],
     args: Annotated[
         list[str] | None,
-        typer.Argument(help="Arguments for the skill, joined with spaces into one string."),
+        typer.Argument(
+            help='Arguments for the skill; each keeps its quoting ("src/a b.py" stays one).'
+        ),
     ] = None,
     workspace: WorkspaceOpt = Path("."),
     trigger: Annotated[
@@ -163,6 +165,6 @@ def render_command(
     chosen = cast(Trigger, trigger)
 
     def work(service: SkillService) -> str:
-        return service.render(name, " ".join(args or []), trigger=chosen)
+        return service.render(name, join_arguments(args or []), trigger=chosen)
 
     sys.stdout.write(_with_skills(workspace, work, trust) + "\n")

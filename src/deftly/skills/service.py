@@ -19,6 +19,7 @@ from pathlib import Path
 from deftly.config.skills import SkillsConfig
 from deftly.contract.errors import DeftlyError
 from deftly.contract.result import ToolResult
+from deftly.skills.allowed import ToolLimit, allowed_tools
 from deftly.skills.catalog import SkillCatalog
 from deftly.skills.discovery import discover
 from deftly.skills.model import Skill, SkippedSkill, Trigger
@@ -66,6 +67,8 @@ class SkillService:
         self._catalog: SkillCatalog | None = None
         self.roots: list[SkillRoot] = []
         self._root_problems: list[SkippedSkill] = []
+        self.limit: ToolLimit | None = None
+        """The running skill's `allowed-tools` (see `deftly.skills.allowed`)."""
         self._resolve_roots()
 
     @property
@@ -166,7 +169,9 @@ class SkillService:
                 f"cannot be started. Open {skill.path} to read it.",
             )
         self.nesting.reset()
-        return activation_text(skill, trigger="user-slash", args=args, session_id=self.session_id)
+        text = activation_text(skill, trigger="user-slash", args=args, session_id=self.session_id)
+        limit = self._start_skill(skill)
+        return text + ("\n\n" + limit.announcement() if limit else "")
 
     def load_for_model(self, name: str, args: str = "") -> ToolResult:
         """The Skill tool's work: look the skill up, check it may be loaded, count nesting.
@@ -214,9 +219,29 @@ class SkillService:
         self.nesting.record(depth)
         block = skill_block(skill, trigger=trigger, args=args, session_id=self.session_id)
         message = activation_text(skill, trigger=trigger, args=args, session_id=self.session_id)
+        limit = self._start_skill(skill)
+        announced = "\n\n" + limit.announcement() if limit else ""
         return ToolResult.ok(
-            f'Skill "{skill.name}" loaded. Follow its instructions:\n\n{block}', delivery=message
+            f'Skill "{skill.name}" loaded. Follow its instructions:\n\n{block}{announced}',
+            delivery=message + announced,
         )
+
+    # -- allowed-tools -------------------------------------------------------------------
+
+    def _start_skill(self, skill: Skill) -> ToolLimit | None:
+        """The loaded skill's tool limit replaces the last one (none lifts it)."""
+        entries = allowed_tools(skill.metadata)
+        self.limit = ToolLimit(skill.name, entries) if entries is not None else None
+        return self.limit
+
+    def end_skill(self) -> None:
+        """The running skill is done (a host's turn ended): its tool limit is lifted."""
+        self.limit = None
+
+    def refusal_for(self, tool: str) -> str | None:
+        """Why the running skill's allowed-tools refuse a call to `tool` (None: allowed)."""
+        limit = self.limit
+        return None if limit is None or limit.allows(tool) else limit.refusal(tool)
 
     def invocable(self) -> list[Skill]:
         """Skills the model may load by name (the listing leaves out sub-skills)."""
