@@ -177,6 +177,26 @@ class ExecEnv(ABC):
         of them started before that mark (a later session with a reused id is not ours)."""
         raise NotImplementedError(f"the {self.name} environment cannot list processes")
 
+    def adopt_orphans(self) -> bool:
+        """Have orphaned descendants (a `setsid` child whose parent exited) come back to
+        this process instead of init, so `marked_children` finds them. Whether it works."""
+        return False
+
+    def marked_children(self, variable: str) -> dict[int, str]:
+        """Living children of this process whose environment sets `variable` (pid ->
+        its value): with `adopt_orphans`, the orphans a command left behind."""
+        raise NotImplementedError(f"the {self.name} environment cannot list processes")
+
+    def signal_process(self, pid: int, signal_number: int) -> bool:
+        """Signal one process found by `marked_children` (and, when it leads one, its
+        session); whether it was still there."""
+        raise NotImplementedError(f"the {self.name} environment cannot signal processes")
+
+    def reap_adopted(self) -> int:
+        """Collect the exit status of adopted children that ended (found earlier by
+        `marked_children`), so they do not stay zombies. Returns how many."""
+        return 0
+
     def signal_session(self, session_id: int, signal_number: int) -> int:
         """Send a signal to every process of a session started by `spawn`: its process
         group and any member that left the group. Returns how many were signalled."""

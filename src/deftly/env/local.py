@@ -19,11 +19,16 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from deftly.env.base import FS, PROCESS, ExecEnv, PathChanged
+from deftly.env.subreaper import become_subreaper
 
 
 class LocalEnv(ExecEnv):
     name = "local"
     capabilities = frozenset({FS, PROCESS})
+
+    def __init__(self) -> None:
+        self._adopted: dict[int, int] = {}
+        """Adopted orphans seen alive (pid -> start time), for `reap_adopted`."""
 
     def home(self) -> Path:
         return Path.home()
@@ -192,7 +197,7 @@ class LocalEnv(ExecEnv):
             fields = _proc_stat(name)
             if fields is None:
                 continue
-            state, group, session, _ = fields
+            state, group, session, _, _ = fields
             if state in (b"Z", b"X"):
                 continue
             if session_id in (session, group):
@@ -231,6 +236,61 @@ class LocalEnv(ExecEnv):
             for session, found in members.items()
             if any(started <= sessions[session] for _, started in found)
         }
+
+    def adopt_orphans(self) -> bool:
+        return become_subreaper()
+
+    def marked_children(self, variable: str) -> dict[int, str]:
+        # One pass over /proc/<pid>/stat (no per-thread `children` files on every kernel);
+        # the environment is read only for our own children.
+        me = os.getpid()
+        prefix = variable.encode() + b"="
+        found: dict[int, str] = {}
+        try:
+            names = os.listdir("/proc")
+        except OSError:
+            return found
+        for name in names:
+            if not name.isdigit():
+                continue
+            fields = _proc_stat(name)
+            if fields is None or fields[4] != me or fields[0] in (b"Z", b"X"):
+                continue
+            value = _environ_value(name, prefix)
+            if value is not None:
+                found[int(name)] = value
+                self._adopted[int(name)] = fields[3]
+        return found
+
+    def signal_process(self, pid: int, signal_number: int) -> bool:
+        fields = _proc_stat(str(pid))
+        if fields is None or fields[0] in (b"Z", b"X"):
+            return False
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal_number)
+        if fields[2] == pid:  # it leads a session of its own (`setsid`): all of it
+            self.signal_session(pid, signal_number)
+        return True
+
+    def reap_adopted(self) -> int:
+        # Only pids seen alive as our marked children, i.e. adopted orphans: never a
+        # process something else in this program spawned and waits for (asyncio's child
+        # watchers wait for their own pids), and the start time must still match, so a
+        # reused pid is left alone. No SIGCHLD handler: that belongs to the event loop.
+        reaped = 0
+        for pid, started in list(self._adopted.items()):
+            fields = _proc_stat(str(pid))
+            if fields is None or fields[3] != started:
+                del self._adopted[pid]  # gone (collected elsewhere) or a new process
+                continue
+            if fields[0] not in (b"Z", b"X"):
+                continue
+            with contextlib.suppress(ChildProcessError):
+                done, _ = os.waitpid(pid, os.WNOHANG)
+                if done:
+                    reaped += 1
+            del self._adopted[pid]
+        return reaped
 
     def signal_session(self, session_id: int, signal_number: int) -> int:
         count = 0
@@ -313,8 +373,9 @@ def _returncode(process: asyncio.subprocess.Process) -> int | None:
     return process.returncode
 
 
-def _proc_stat(pid: str) -> tuple[bytes, int, int, int] | None:
-    """(state, process group, session, start time) of one process, from /proc/<pid>/stat."""
+def _proc_stat(pid: str) -> tuple[bytes, int, int, int, int] | None:
+    """(state, process group, session, start time, parent) of one process, from
+    /proc/<pid>/stat."""
     try:
         fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
     except OSError:
@@ -328,9 +389,22 @@ def _proc_stat(pid: str) -> tuple[bytes, int, int, int] | None:
     # The command name is in parentheses and may itself hold spaces or parentheses.
     rest = data[data.rfind(b")") + 2 :].split(None, 20)
     try:
-        return rest[0], int(rest[2]), int(rest[3]), int(rest[19])
+        return rest[0], int(rest[2]), int(rest[3]), int(rest[19]), int(rest[1])
     except (IndexError, ValueError):
         return None
+
+
+def _environ_value(pid: str, prefix: bytes) -> str | None:
+    """The value of one variable in a process's initial environment, if it is set."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    for item in data.split(b"\0"):
+        if item.startswith(prefix):
+            return item[len(prefix) :].decode("utf-8", "replace")
+    return None
 
 
 _RELAY = """

@@ -13,8 +13,14 @@ A command that exits while processes it started in the background still run has 
 processes stopped too (they would be orphans nobody can reach); commands meant to keep
 running belong in a background task. Under the sandbox (the default where bubblewrap
 works) each command has a PID namespace of its own, so nothing it starts, `setsid` and
-daemons included, outlives it. Without it, a process that starts a session of its own
-leaves for good and is not followed.
+daemons included, outlives it. Without it, deftly is a child subreaper (`env.adopt_orphans`):
+a process that left the command's session (`setsid cmd &`, `setsid -f`, a double fork)
+comes back to deftly as a child when its parent exits, and carries the task's mark in its
+environment (`DEFTLY_TASK=<task id>`, inherited by everything the command starts). When
+the task ends, is stopped, or the runtime closes, deftly's marked children of that task
+(one pass over /proc, environments read only for its own children) are stopped with
+their sessions, round after round until none is left, and their exit collected. What
+clears its environment (`env -i`) before leaving its session is not recognised.
 """
 
 from __future__ import annotations
@@ -52,6 +58,9 @@ POLL_SECONDS = 0.05
 KEEP_FINISHED = 200
 MAX_ENDED_SESSIONS = 10_000
 _ID_ALPHABET = string.digits + string.ascii_lowercase
+TASK_MARK = "DEFTLY_TASK"
+"""The environment variable naming the task a process belongs to (see the module doc)."""
+ADOPTED_ROUNDS = 20
 ONE_SHOT_BACKGROUND = (
     "Background tasks are not available here: this is a one-shot call (`deftly call`), "
     "which exits when the call ends and could not follow the task. Run the command in the "
@@ -233,6 +242,9 @@ class BackgroundTasks:
         self._helpers: set[asyncio.Future[Any]] = set()
         self._ended_sessions: dict[int, int] = {}
         self._closing = False
+        self._adopting: bool | None = None
+        self._started_ids: set[str] = set()
+        """Every task this manager started (their marks), for the sweep at close."""
 
     # -- set-up --------------------------------------------------------------------------
 
@@ -241,8 +253,19 @@ class BackgroundTasks:
         """Why commands cannot run at all (a sandbox asked for but not working)."""
         return self.launcher.sandbox.refusal
 
+    @property
+    def adopting(self) -> bool:
+        """Orphans of unsandboxed commands come back to this process (a subreaper)."""
+        if self._adopting is None:
+            try:
+                self._adopting = self.env.adopt_orphans()
+            except NotImplementedError:
+                self._adopting = False
+        return self._adopting
+
     async def check(self) -> list[Diagnostic]:
         """Probe what commands need (the sandbox, when configured); problems as diagnostics."""
+        _ = self.adopting  # once per process: orphans come back to us from now on
         sandbox = self.launcher.sandbox
         problem = await sandbox.check()
         if problem is None:
@@ -317,11 +340,12 @@ class BackgroundTasks:
                 "not found or is not executable; set [shell] shell to one that exists."
             )
         argv = await self.launcher.prepare(command, directory)
+        _ = self.adopting
         try:
             process = await self.env.spawn(
                 argv,
                 cwd=directory,
-                env=self.launcher.environment(),
+                env={**self.launcher.environment(), TASK_MARK: task_id},
                 stream_limit=READ_BYTES,
             )
         except (OSError, ValueError) as exc:
@@ -343,6 +367,7 @@ class BackgroundTasks:
             background=background,
         )
         task.sandboxed = self.launcher.sandbox.active
+        self._started_ids.add(task_id)
         if sink is not None:
             task.sinks.append(sink)
         self._tasks[task_id] = task
@@ -388,6 +413,10 @@ class BackgroundTasks:
             elif not task.detached and await self._lingers(task, drained):
                 task.leftovers = max(len(self.env.session_processes(task.pid)), 1)
                 await asyncio.shield(self._helper(self._terminate(task)))
+            if not task.sandboxed and not task.detached:
+                left = await asyncio.shield(self._helper(self._stop_adopted({task.id})))
+                if task._stopper is None:
+                    task.leftovers += left
             if not await _finished_within(task._pump, DRAIN_SECONDS):
                 # Something that left the session still holds the pipe: stop listening.
                 task._pump.cancel()
@@ -588,8 +617,44 @@ class BackgroundTasks:
             await asyncio.sleep(POLL_SECONDS)
             self.env.signal_session(session, signal.SIGKILL)
 
-    def _helper(self, work: Any) -> asyncio.Future[None]:
-        future: asyncio.Future[None] = asyncio.ensure_future(work)
+    async def _stop_adopted(self, task_ids: set[str]) -> int:
+        """Stop the orphans these tasks left that came back to us (they carry a task's
+        mark), with their sessions: SIGTERM, the grace period, SIGKILL; again for those
+        that came back meanwhile (the children of a stopped orphan). Returns how many."""
+        if not self.adopting or not task_ids:
+            return 0
+        loop = asyncio.get_running_loop()
+        running = {t.pid for t in self._tasks.values() if t.running}
+        stopped = 0
+        for _ in range(ADOPTED_ROUNDS):
+            try:
+                found = self.env.marked_children(TASK_MARK)
+            except NotImplementedError:
+                return stopped
+            mine = [pid for pid, mark in found.items() if mark in task_ids and pid not in running]
+            if not mine:
+                break
+            stopped += len(mine)
+            log.info("stopping %d process(es) that left tasks %s", len(mine), sorted(task_ids))
+            alive = [pid for pid in mine if self.env.signal_process(pid, signal.SIGTERM)]
+            deadline = loop.time() + self.config.kill_grace
+            while alive and loop.time() < deadline:
+                await asyncio.sleep(POLL_SECONDS)
+                self.env.reap_adopted()
+                alive = [pid for pid in alive if self.env.signal_process(pid, 0)]
+            for pid in alive:
+                self.env.signal_process(pid, signal.SIGKILL)
+            for _ in range(40):
+                self.env.reap_adopted()
+                alive = [pid for pid in alive if self.env.signal_process(pid, 0)]
+                if not alive:
+                    break
+                await asyncio.sleep(POLL_SECONDS)
+        self.env.reap_adopted()
+        return stopped
+
+    def _helper(self, work: Any) -> asyncio.Future[Any]:
+        future: asyncio.Future[Any] = asyncio.ensure_future(work)
         self._helpers.add(future)
         future.add_done_callback(self._helpers.discard)
         return future
@@ -685,7 +750,11 @@ class BackgroundTasks:
         self._notices.clear()
 
     async def _sweep(self) -> None:
-        """Stop what finished commands left behind outside their process group."""
+        """Stop what finished commands left behind outside their process group, and the
+        orphans of this runtime's tasks that came back to us."""
+        detached_ids = {t.id for t in self._tasks.values() if t.detached}
+        await self._stop_adopted(self._started_ids - detached_ids)
+        self._started_ids &= detached_ids
         detached = {t.pid for t in self._tasks.values() if t.detached}
         sessions = {s: m for s, m in self._ended_sessions.items() if s not in detached}
         self._ended_sessions.clear()
