@@ -360,6 +360,7 @@ class Runtime:
         # The user's config and the record of trusted folders loosen the leash too.
         control = ControlFiles.of([user_config_dir()], files=[TrustStore(self.home).path])
         self.permissions = PermissionEngine(self.workspace, rules, chosen, control=control)
+        self.permissions.harmless_commands = tuple(section.harmless_commands)
         self.gate = PermissionGate(
             self.permissions, self.events, approver=approver, approve_asks=approve_asks
         )

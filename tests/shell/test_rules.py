@@ -229,7 +229,9 @@ async def test_an_ask_rule_on_one_part_still_asks(make_runtime: Any) -> None:
 
 
 async def test_session_approvals_of_each_part_cover_the_whole(make_runtime: Any) -> None:
-    rt: Runtime = await make_runtime(approve_asks=False)
+    # no harmless commands: `git log` and `wc` would otherwise run unasked
+    no_harmless = {"permissions": {"harmless_commands": []}}
+    rt: Runtime = await make_runtime(approve_asks=False, config=no_harmless)
     rt.permissions.session.add(literal_rule("Bash", "git log -1"))
     rt.permissions.session.add(literal_rule("Bash", "wc -l"))
     decision = await rt.explain("Bash", {"command": "git log -1 | wc -l"})

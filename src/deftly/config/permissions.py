@@ -16,6 +16,20 @@ from deftly.config.base import Section
 
 Mode = Literal["manual", "yolo", "auto"]
 
+HARMLESS_COMMANDS = (
+    "ls",
+    "pwd",
+    "wc",
+    "head",
+    "tail",
+    "cat",
+    "git status",
+    "git diff",
+    "git log",
+    "git show",
+)
+"""The default `[permissions] harmless_commands`."""
+
 
 class PermissionRule(Section):
     """A rule with examples: calls it must apply to (`match`) and must not (`not_match`).
@@ -44,4 +58,11 @@ class PermissionsConfig(Section):
     deny: list[RuleItem] = Field(default_factory=list)
     additional_directories: list[str] = Field(
         default_factory=list, description="Directories outside the workspace tools may use."
+    )
+    harmless_commands: list[str] = Field(
+        default_factory=lambda: list(HARMLESS_COMMANDS),
+        description="Commands manual mode runs without asking when they only read inside "
+        "the workspace: each a command word and, optionally, its subcommand (`git status`). "
+        "Nothing redirected or expanded, every file named inside the workspace and neither "
+        "a secret nor a control file. [] asks about every command.",
     )

@@ -7,6 +7,7 @@ setting added later is withheld until someone decides otherwise (fail closed).
 - safe: limits, timeouts, display and listing choices; `ask` and `deny` rules (they only
   restrict); `[tools] disabled` (added to the user's list, never replacing it).
 - safe only when it narrows: `[permissions] mode` no looser than the mode so far,
+  `[permissions] harmless_commands` leaving entries out, never adding one,
   `[shell] sandbox` (a mode or a `[shell.sandbox]` table) no weaker in any respect,
   `[shell] network = false`, `[mcp] trust_read_only_hints = false`, `[tools] enabled`
   when no trusted file has an allow list of its own.
@@ -66,6 +67,13 @@ def _added(new: Any, old: Any) -> Any:
     return new
 
 
+def _subset(new: Any, old: Any) -> Any:
+    """A list that only leaves things out (`[permissions] harmless_commands`)."""
+    if isinstance(new, list) and isinstance(old, list) and set(new) <= set(old):
+        return new
+    return WITHHOLD
+
+
 def _when_unset(new: Any, old: Any) -> Any:
     return new if not old else WITHHOLD
 
@@ -103,6 +111,7 @@ RULES: dict[tuple[str, str], Rule] = {
     ("permissions", "mode"): _not_looser(("manual", "yolo", "auto")),
     ("permissions", "ask"): _always,
     ("permissions", "deny"): _always,
+    ("permissions", "harmless_commands"): _subset,
     **{("files", name): _always for name in FilesConfig.model_fields if name != "rg_path"},
     **{
         ("shell", name): _always

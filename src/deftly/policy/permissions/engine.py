@@ -24,7 +24,11 @@ The chain, first answer wins:
                           or writes one of deftly's control files
                           (`.deftly/**`, the user config dir, AGENTS.md...)
  8. yolo mode             mode is yolo                                     -> approve
- 9. read-only inside      a read-only tool touching only the workspace     -> approve
+ 9. read-only inside      a read-only tool touching only the workspace, or -> approve
+                          a harmless command: one of `harmless_commands`
+                          (`ls`, `git status`, `cat`...), proven read-only,
+                          nothing redirected or expanded, naming only
+                          workspace files that are not secret or control
 10. restorable write      it only writes files it names exactly, each      -> approve
                           inside the workspace, and each new, or tracked
                           and clean in git, or read/written by this session
@@ -133,6 +137,9 @@ class PermissionEngine:
         """Set by the runtime once the file tools' tracker exists."""
         self.control = control or ControlFiles()
         """deftly's control files; the runtime adds the user's config directory."""
+        self.harmless_commands: tuple[str, ...] = ()
+        """The commands manual mode runs unasked when they only read inside the workspace
+        (`[permissions] harmless_commands`; set by the runtime)."""
         self._mode = parse_mode(mode)
         self._listeners: list[ModeListener] = []
         self._git: tuple[GitTree | None, Path] | None = None
@@ -447,7 +454,16 @@ class PermissionEngine:
         )
 
     def _read_only(self, call: _Call) -> _Answer | None:
-        if not call.traits.read_only or self._outside(call.execution) is not None:
+        if not call.traits.read_only:
+            if self._harmless_problem(call) is not None:
+                return None
+            return (
+                Verdict.APPROVE,
+                "it is a harmless command ([permissions] harmless_commands) that only reads "
+                "inside the workspace",
+                None,
+            )
+        if self._outside(call.execution) is not None:
             return None
         return (
             Verdict.APPROVE,
@@ -455,9 +471,16 @@ class PermissionEngine:
             None,
         )
 
+    def _harmless_problem(self, call: _Call) -> str | None:
+        harmless = call.execution.harmless
+        if harmless is None:
+            return f"{call.tool} is not a read-only tool"
+        problem = harmless(self.harmless_commands)
+        return f"it is not a harmless command: {problem}" if problem else None
+
     def _pass_read_only(self, call: _Call) -> str:
         if not call.traits.read_only:
-            return f"{call.tool} is not a read-only tool"
+            return str(self._harmless_problem(call))
         return str(self._outside(call.execution))
 
     def _restorable(self, call: _Call) -> _Answer | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
 
@@ -25,6 +25,7 @@ from deftly.policy.rules import literal_rule
 from deftly.registry.registry import ToolRegistry
 from deftly.tools.shell.format import format_duration, format_size, record
 from deftly.tools.shell.fullscreen import full_screen_refusal, may_be_full_screen
+from deftly.tools.shell.harmless import harmless_problem, prefix_rules
 from deftly.tools.shell.mentions import may_name_secrets, named_secrets
 from deftly.tools.shell.readonly import not_read_only
 from deftly.tools.shell.rules import CommandMatcher
@@ -227,7 +228,12 @@ class BashTool(Tool[BashParams]):
             description=f"{verb}: {_short(command)}",
             unverifiable=partial(self._unverifiable, matcher, cwd),
             not_read_only=lambda: not_read_only(matcher.split),
+            session_rules=partial(prefix_rules, self.name, matcher),
+            harmless=partial(self._harmless, matcher, cwd),
         )
+
+    def _harmless(self, matcher: CommandMatcher, cwd: Path, allowed: Sequence[str]) -> str | None:
+        return harmless_problem(matcher, allowed, self.workspace, cwd, self._control)
 
     @functools.cached_property
     def _control(self) -> ControlFiles:

@@ -6,6 +6,7 @@ import time
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from deftly.contract.accesses import Accesses
 from deftly.contract.describe import describe
 from deftly.contract.display import GenericDisplay
 from deftly.contract.result import ToolResult
@@ -39,7 +40,7 @@ class TaskListTool(Tool[TaskListParams]):
             execute=lambda ctx: self._list(ctx, args.active_only),
             approval_rule=self.name,
             matches_rule=glob_rule_matcher(scope),
-            accesses=None,
+            accesses=Accesses.read_tree(self.tasks.log_dir),  # only this session's tasks
             display=GenericDisplay(summary=f"List {scope} background tasks"),
             description="Listing background tasks",
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from deftly.config.shell import ShellConfig
+from deftly.contract.accesses import Accesses
 from deftly.contract.describe import describe
 from deftly.contract.display import TaskDisplay
 from deftly.contract.result import ToolResult
@@ -63,7 +64,7 @@ class TaskOutputTool(Tool[TaskOutputParams]):
             execute=lambda ctx: self._read(ctx, task, args),
             approval_rule=self.name,
             matches_rule=glob_rule_matcher(task.id),
-            accesses=None,
+            accesses=Accesses.read_tree(self.tasks.log_dir),  # this session's own task
             display=TaskDisplay(
                 task_id=task.id,
                 status=task.status.value,

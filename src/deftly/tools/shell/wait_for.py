@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from deftly.config.output import OutputConfig
+from deftly.contract.accesses import Accesses
 from deftly.contract.describe import describe
 from deftly.contract.display import GenericDisplay
 from deftly.contract.result import ToolResult
@@ -76,7 +77,7 @@ class WaitForTool(Tool[WaitForParams]):
             execute=lambda ctx: self._wait(ctx, chosen, args),
             approval_rule=self.name,
             matches_rule=glob_rule_matcher(subject),
-            accesses=None,
+            accesses=Accesses.read_tree(self.tasks.log_dir),  # only this session's tasks
             display=GenericDisplay(summary=f"Wait up to {args.timeout} s for {target}"),
             description=f"Waiting up to {args.timeout}s for {target}",
         )
