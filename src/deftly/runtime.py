@@ -198,6 +198,8 @@ class Runtime:
             return
         self._started = True
         await self._hold_session()
+        # Scratch files of atomic writes killed half-way (by any earlier process) go now.
+        await asyncio.to_thread(self.env.keep_scratch_journal, self.home / "scratch")
         self._provide_services()
         self._wire_safety()
         self._wire_files()

@@ -73,6 +73,12 @@ class ExecEnv(ABC):
         `pinned` as for `open_read` (checked on the directory the file is written in).
         """
 
+    def keep_scratch_journal(self, directory: Path) -> list[Path]:
+        """Note in `directory` where this process's atomic writes happen, and remove the
+        scratch files that writers no longer running left (a write killed half-way);
+        returns those removed. An environment without scratch files does nothing."""
+        return []
+
     @abstractmethod
     def append(self, path: Path, data: bytes, *, pinned: bool = False) -> None:
         """Add `data` at the end of `path` (created if missing). If the write fails, the

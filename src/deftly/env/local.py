@@ -7,7 +7,6 @@ import contextlib
 import errno
 import io
 import os
-import secrets
 import shutil
 import stat
 import sys
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from deftly.env.base import FS, PROCESS, ExecEnv, PathChanged
+from deftly.env.scratch import ScratchJournal, scratch_name
 from deftly.env.subreaper import become_subreaper
 
 
@@ -29,6 +29,11 @@ class LocalEnv(ExecEnv):
     def __init__(self) -> None:
         self._adopted: dict[int, int] = {}
         """Adopted orphans seen alive (pid -> start time), for `reap_adopted`."""
+        self._journal: ScratchJournal | None = None
+
+    def keep_scratch_journal(self, directory: Path) -> list[Path]:
+        self._journal = ScratchJournal(directory)
+        return self._journal.remove_stale()
 
     def home(self) -> Path:
         return Path.home()
@@ -64,6 +69,8 @@ class LocalEnv(ExecEnv):
         # scratch file, the rename and the fsync all land in the same place.
         flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
         directory = _open_pinned(path.parent, flags) if pinned else os.open(path.parent, flags)
+        if self._journal is not None:
+            self._journal.note(path.parent)
         try:
             _replace_in(directory, path, data, mode, pinned=pinned)
         finally:
@@ -540,10 +547,11 @@ def _replace_in(directory: int, path: Path, data: bytes, mode: int | None, *, pi
 
 
 def _scratch_file(directory: int, name: str) -> tuple[int, str]:
-    """A new private file beside `name` in `directory`, for an atomic replace."""
+    """A new private file beside `name` in `directory`, for an atomic replace, named for
+    this process (see `scratch.py`) so a later runtime can tell a dead writer's."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     for _ in range(100):
-        scratch = f".{name}.{secrets.token_hex(4)}.deftly-tmp"
+        scratch = scratch_name(name)
         try:
             return os.open(scratch, flags, 0o600, dir_fd=directory), scratch
         except FileExistsError:
