@@ -1,4 +1,4 @@
-"""File tools: Read, Write, Edit, Glob, Grep, ReadMediaFile."""
+"""File tools: Read, Write, Edit, Glob, Grep, ListDirectory, ReadMediaFile."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from deftly.registry.contribution import ToolContribution
 from deftly.tools.file.edit import EditTool
 from deftly.tools.file.glob import GlobTool
 from deftly.tools.file.grep import GrepTool
+from deftly.tools.file.list_directory import ListDirectoryTool
 from deftly.tools.file.read import ReadTool
 from deftly.tools.file.read_media import ReadMediaFileTool
 from deftly.tools.file.write import WriteTool
@@ -17,5 +18,6 @@ CONTRIBUTIONS: list[ToolContribution] = [
     ToolContribution.of(EditTool, requires=[FS]),
     ToolContribution.of(GlobTool, requires=[FS, PROCESS]),
     ToolContribution.of(GrepTool, requires=[FS, PROCESS]),
+    ToolContribution.of(ListDirectoryTool, requires=[FS, PROCESS]),
     ToolContribution.of(ReadMediaFileTool, requires=[FS]),
 ]
