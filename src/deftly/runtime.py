@@ -15,7 +15,7 @@ import contextlib
 import inspect
 import itertools
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -46,6 +46,7 @@ from deftly.execution.permission_gate import PermissionGate
 from deftly.execution.probe import check_rules
 from deftly.execution.spill import OutputBudget, Spiller
 from deftly.mcp.manager import McpManager
+from deftly.mcp.selection import servers_for
 from deftly.mcp.specs import load_specs
 from deftly.policy.approval import Approver, NonInteractiveApprover
 from deftly.policy.control import ControlFiles
@@ -171,6 +172,16 @@ class Runtime:
         self._contributions: list[ToolContribution] = []
         self.background = True
         """Whether Bash may start background tasks (see `without_background`)."""
+        self.mcp_for: Collection[str] | None = None
+        """Start only the MCP servers these tool names need (None: every server; see
+        `only_mcp_for`)."""
+
+    def only_mcp_for(self, tool_names: Iterable[str]) -> Self:
+        """Start only the MCP servers whose tools are named (`mcp__<server>__<tool>`);
+        no server for built-in names. For a one-shot caller (`deftly call`) that knows
+        what it will call. Call before `start()`."""
+        self.mcp_for = frozenset(tool_names)
+        return self
 
     def without_background(self) -> Self:
         """For a one-shot caller that exits after its call (`deftly call`): background
@@ -557,6 +568,8 @@ class Runtime:
         specs, self.mcp.invalid = load_specs(
             self.workspace_path, mcp, self.diagnostics, trusted_workspace=self.trusted
         )
+        if self.mcp_for is not None:
+            specs = servers_for(specs, self.mcp_for)
         await self.mcp.start(specs)
 
     def add_mcp_config(self, path: str | Path) -> None:

@@ -149,7 +149,7 @@ def call_command(
         notices = NoticePrinter(err)
         async with build_runtime(
             workspace, mode, yes, mcp_config=mcp_config, trust=trust, ask_trust=True
-        ).without_background() as rt:
+        ).without_background().only_mcp_for([name]) as rt:
             notices.attach(rt)
             print_diagnostics(rt)
             result = await rt.call(name, arguments, call_id="cli_1")
