@@ -30,7 +30,10 @@ from deftly.contract import (
     describe,
 )
 from deftly.execution import CallResult, Outcome, ResultBuilder, ToolCall
+from deftly.execution.events import RuntimeNotice, ToolCallFinished, ToolCallStarted, ToolProgress
+from deftly.execution.hooks import Allow, Proceed, Veto
 from deftly.policy import Workspace, literal_rule, path_rule_matcher
+from deftly.policy.approval import ApprovalRequest, ApprovalResponse, Approver
 from deftly.registry import Profile, ToolContribution
 from deftly.runtime import Runtime, ToolInfo
 
@@ -38,6 +41,10 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Accesses",
+    "Allow",
+    "ApprovalRequest",
+    "ApprovalResponse",
+    "Approver",
     "BaseTool",
     "CallResult",
     "CancelToken",
@@ -46,22 +53,28 @@ __all__ = [
     "ImagePart",
     "Outcome",
     "PathSecurityError",
+    "Proceed",
     "Profile",
     "ResultBuilder",
     "RuleMatch",
     "Runtime",
+    "RuntimeNotice",
     "SchemaTool",
     "TextPart",
     "Tool",
     "ToolCall",
+    "ToolCallFinished",
+    "ToolCallStarted",
     "ToolContext",
     "ToolContribution",
     "ToolDeclined",
     "ToolExecution",
     "ToolInfo",
+    "ToolProgress",
     "ToolResult",
     "ToolTraits",
     "ToolUpdate",
+    "Veto",
     "Workspace",
     "__version__",
     "describe",
