@@ -34,8 +34,16 @@ async def manual(make_runtime: Any, **config: Any) -> Runtime:
 
 
 @pytest.mark.parametrize(
-    "command", ["ls", "ls -la", "pwd", "git status", "cat README.md", "head -n 1 README.md",
-                "git log --oneline -3 && wc -l README.md"]
+    "command",
+    [
+        "ls",
+        "ls -la",
+        "pwd",
+        "git status",
+        "cat README.md",
+        "head -n 1 README.md",
+        "git log --oneline -3 && wc -l README.md",
+    ],
 )
 async def test_harmless_commands_run_unasked(make_runtime: Any, repo: Path, command: str) -> None:
     rt = await manual(make_runtime)

@@ -14,6 +14,8 @@ from tests.conftest import subprocess_env, trust_folder
 DEFTLY = str(Path(sys.executable).with_name("deftly"))
 TIMEOUT = 60
 PROMPT = r"Approve Write\? \[y/a/n/f\]"
+CALL_PROMPT = r"Approve Write\? \[y/n/f\]"
+"""One-shot `deftly call` offers no "yes for this session" it could not keep (issue 11)."""
 
 
 @pytest.fixture
@@ -53,7 +55,7 @@ def test_yes_runs_the_call_after_showing_it(tty_ws: Path) -> None:
     child = write_call(tty_ws)
     child.expect("Approve Write\\?")  # the panel title
     child.expect("hello tty")  # the display: what will be written
-    child.expect(PROMPT)
+    child.expect(CALL_PROMPT)
     child.sendline("y")
     _, status = finish(child)
     assert status == 0
@@ -62,7 +64,7 @@ def test_yes_runs_the_call_after_showing_it(tty_ws: Path) -> None:
 
 def test_no_leaves_the_file_alone(tty_ws: Path) -> None:
     child = write_call(tty_ws)
-    child.expect(PROMPT)
+    child.expect(CALL_PROMPT)
     child.sendline("n")
     rest, status = finish(child)
     assert status == 1 and (tty_ws / "notes.txt").read_text() == "old"
@@ -71,7 +73,7 @@ def test_no_leaves_the_file_alone(tty_ws: Path) -> None:
 
 def test_no_with_feedback_reaches_the_model(tty_ws: Path) -> None:
     child = write_call(tty_ws)
-    child.expect(PROMPT)
+    child.expect(CALL_PROMPT)
     child.sendline("f")
     child.expect("What should the model do instead\\?")
     child.sendline("put it in docs/ instead")
@@ -82,10 +84,10 @@ def test_no_with_feedback_reaches_the_model(tty_ws: Path) -> None:
 
 def test_unclear_answers_are_asked_again_and_end_of_input_refuses(tty_ws: Path) -> None:
     child = write_call(tty_ws)
-    child.expect(PROMPT)
+    child.expect(CALL_PROMPT)
     child.sendline("maybe")
-    child.expect("Please answer one of y/a/n/f")
-    child.expect(PROMPT)
+    child.expect("Please answer one of y/n/f")
+    child.expect(CALL_PROMPT)
     child.sendeof()
     rest, status = finish(child)
     assert status == 1 and (tty_ws / "notes.txt").read_text() == "old"

@@ -12,6 +12,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 
 from deftly.cli import mcp as mcp_cli
+from deftly.cli.approver import terminal_approver
 from deftly.cli.common import (
     USAGE_ERROR,
     ExplainOpt,
@@ -36,7 +37,7 @@ from deftly.cli.permissions import (
     permissions_command,
 )
 from deftly.cli.plain import plain_call, plain_tools
-from deftly.cli.render import call_json, render_call, tools_table
+from deftly.cli.render import call_json, render_call, stream_output, tools_table
 from deftly.cli.skills import skills_app
 from deftly.cli.trust import trust_command
 from deftly.contract.json_scan import scalar, top_level_fields
@@ -148,9 +149,16 @@ def call_command(
     async def main() -> int:
         notices = NoticePrinter(err)
         async with build_runtime(
-            workspace, mode, yes, mcp_config=mcp_config, trust=trust, ask_trust=True
+            workspace,
+            mode,
+            yes,
+            mcp_config=mcp_config,
+            trust=trust,
+            ask_trust=True,
+            approver=terminal_approver(one_shot=True),  # no "yes for this session"
         ).without_background().only_mcp_for([name]) as rt:
             notices.attach(rt)
+            stream_output(rt)
             print_diagnostics(rt)
             result = await rt.call(name, arguments, call_id="cli_1")
         record = notices.record_for("cli_1")
@@ -275,6 +283,7 @@ def batch_command(
             ask_trust=True,
         ) as rt:
             NoticePrinter(err).attach(rt)
+            stream_output(rt)
             print_diagnostics(rt)
             results = await rt.run_batch(calls)
         for result in results:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import Any
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, TextIO
 
 from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
@@ -26,7 +27,8 @@ from deftly.contract.display import (
 )
 from deftly.contract.result import ImagePart, TextPart
 from deftly.execution.calls import CallResult
-from deftly.runtime import ToolInfo
+from deftly.execution.events import Event, ToolProgress
+from deftly.runtime import Runtime, ToolInfo
 
 _PREVIEW_LINES = 400
 
@@ -153,3 +155,27 @@ def call_json(
         data["started_at"] = call.started_at
         data["finished_at"] = call.finished_at
     return data
+
+
+class LiveOutput:
+    """A running command's output as it arrives, for a person watching a terminal (the
+    result panel still follows when the call ends)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def __call__(self, event: Event) -> None:
+        if not isinstance(event, ToolProgress):
+            return
+        update = event.update
+        if update.kind in ("stdout", "stderr") and update.text:
+            self.stream.write(update.text)
+            self.stream.flush()
+
+
+def stream_output(runtime: Runtime) -> Callable[[], None] | None:
+    """At a terminal (stderr is one), show Bash output live on stderr."""
+    stream = sys.stderr
+    if stream is None or not stream.isatty():
+        return None
+    return runtime.subscribe(LiveOutput(stream))
