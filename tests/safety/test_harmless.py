@@ -9,9 +9,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from deftly import Runtime
 from deftly.config.loader import load_config
+from deftly.config.permissions import HARMLESS_COMMANDS
+from deftly.policy.control import ControlFiles
+from deftly.policy.paths import Workspace
+from deftly.tools.shell.harmless import harmless_problem
+from deftly.tools.shell.rules import CommandMatcher
 from tests.shell.conftest import task_id_in
 
 ASKS = "needs approval"
@@ -63,6 +70,8 @@ async def test_harmless_commands_run_unasked(make_runtime: Any, repo: Path, comm
         "cat ../outside",
         "ls *",  # a glob
         "cat .git/config",
+        "git show HEAD:.env",  # a secret through a revision
+        "wc --files0-from=README.md",  # more names, from a file
         "cat .deftly/config.toml",  # a control file
         "rm a",  # not on the list
         "git commit -m x",
@@ -115,3 +124,55 @@ async def test_the_task_tools_on_this_sessions_tasks_need_no_approval(
         assert task_id in result.text
     stop = await rt.call("TaskStop", {"task_id": task_id})  # stopping is not harmless
     assert ASKS in stop.text
+
+
+BAD_WORDS = [
+    "../x",
+    "/etc/passwd",
+    ".env",
+    ".git/config",
+    "id_rsa",
+    ".deftly/config.toml",
+    "$(pwd)",
+    "*",
+    "a>b",
+    "`id`",
+    "~/x",
+    "HEAD:.env",
+]
+GOOD_WORDS = ["README.md", "a", "src/b.py", "-l", "-n", "3", "--oneline"]
+COMMANDS = ["ls", "cat", "head", "wc", "git log", "git diff", "rm", "sh -c"]
+
+
+@settings(
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(COMMANDS),
+            st.lists(st.sampled_from(BAD_WORDS + GOOD_WORDS), max_size=3),
+        ),
+        min_size=1,
+        max_size=3,
+    ),
+    st.sampled_from([" && ", " | ", "; "]),
+)
+def test_a_harmless_verdict_never_covers_a_bad_word_or_command(
+    repo: Path, parts: list[tuple[str, list[str]]], joiner: str
+) -> None:
+    """Property: whatever the mix, a command judged harmless names no secret, control,
+    .git or outside path, expands nothing, and runs only listed commands; and a mix of
+    listed commands over plain workspace files is harmless."""
+    command = joiner.join(" ".join([name, *words]) for name, words in parts)
+    workspace = Workspace(repo)
+    problem = harmless_problem(
+        CommandMatcher(command), HARMLESS_COMMANDS, workspace, repo, ControlFiles.of([])
+    )
+    bad = any(w in BAD_WORDS for _, words in parts for w in words) or any(
+        name in ("rm", "sh -c") for name, _ in parts
+    )
+    if bad:
+        assert problem is not None, command
+    else:  # only listed commands over workspace files: harmless
+        assert problem is None, (command, problem)

@@ -28,6 +28,8 @@ from deftly.tools.shell.rules import CommandMatcher, Segment
 _EXPANDING = re.compile(r"[$`*?\[\]{}~<>()!\\]")
 """Characters after which the shell may read, expand or redirect something."""
 _SUBCOMMAND = re.compile(r"[a-z][a-z0-9_-]*")
+_INDIRECT = ("--files0-from",)
+"""Options that read the names of more files from a file (which are then not checked)."""
 
 
 def harmless_problem(
@@ -69,6 +71,10 @@ def _segment_problem(
     if entry is None:
         return f"`{segment.text}` is not on the list of harmless commands"
     for word in words[len(entry) :]:
+        if word.startswith(_INDIRECT):
+            return f"{word} reads the names of more files from a file"
+        if ":" in word:  # `git show HEAD:.env` names a file inside a revision
+            return f"{word} may name a file in another form (a revision's path, a URL)"
         subject = word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
         if subject.startswith("-") or not subject:
             continue
