@@ -94,5 +94,5 @@ def test_deftly_tools_shows_plugin_in_the_table_and_json(package: Path, workspac
     listed = {item["name"]: item["source"] for item in json.loads(run("--json"))}
     assert listed["LoadedTool"] == "plugin" and listed["PluggedTool"] == "plugin"
     assert listed["Read"] == "builtin"
-    rows = {line.split()[1]: line for line in run().splitlines() if "Tool " in line}
-    assert "plugin" in rows["LoadedTool"] and "plugin" in rows["PluggedTool"]
+    rows = {line.split("\t")[0]: line.split("\t") for line in run().splitlines()}  # piped
+    assert rows["LoadedTool"][1] == "plugin" and rows["PluggedTool"][1] == "plugin"
