@@ -99,7 +99,10 @@ def test_trust_for_one_run_applies_everything(planted: Path, markers: dict[str, 
     result = deftly("call", "Write", WRITE_NOTES, "-w", str(planted), "--trust")
     assert result.returncode == 0, result.stdout + result.stderr
     assert (planted / "notes.txt").read_text() == "replaced\n"
-    assert markers["hook"].exists() and markers["server"].exists()
+    # deftly call starts only the servers it calls (issue 11); deftly tools starts them all
+    assert markers["hook"].exists() and not markers["server"].exists()
+    deftly("tools", "-w", str(planted), "--trust")
+    assert markers["server"].exists()
     assert "workspace trust" not in result.stderr
     denied = deftly(
         "call", "Write", '{"path": "secret.txt", "content": "x"}', "-w", str(planted), "--trust"
@@ -119,7 +122,9 @@ def test_deftly_trust_records_lists_and_revokes(planted: Path, markers: dict[str
 
     result = deftly("call", "Write", WRITE_NOTES, "-w", str(planted))
     assert result.returncode == 0, result.stdout + result.stderr
-    assert markers["hook"].exists() and markers["server"].exists()
+    assert markers["hook"].exists()
+    deftly("tools", "-w", str(planted))  # deftly call starts only the servers it calls
+    assert markers["server"].exists()
     assert "workspace trust" not in result.stderr
 
     revoked = deftly("trust", "--revoke", cwd=planted)  # DIR defaults to the current one
@@ -248,13 +253,14 @@ def test_the_first_run_question_yes_records_it_and_is_not_asked_again(
     child.sendline("y")
     rest, status = finish(child)
     assert status == 0, rest
-    assert markers["hook"].exists() and markers["server"].exists()
+    assert markers["hook"].exists()
     listed = json.loads(deftly("trust", "--list", "--json").stdout)
     assert [entry["path"] for entry in listed] == [str(planted.resolve())]
 
     again = spawn("tools", "-w", str(planted))
     output, status = finish(again)
     assert status == 0 and "Do you trust" not in output
+    assert markers["server"].exists()  # deftly tools starts every server; call only its own
 
 
 def test_no_question_when_nothing_needs_trust(workspace: Path) -> None:
