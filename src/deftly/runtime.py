@@ -208,17 +208,23 @@ class Runtime:
         if self._started:
             return
         self._started = True
-        await self._hold_session()
-        # Scratch files of atomic writes killed half-way (by any earlier process) go now.
-        await asyncio.to_thread(self.env.keep_scratch_journal, self.home / "scratch")
-        self._provide_services()
-        self._wire_safety()
-        self._wire_files()
-        self._wire_skills()
-        await self._wire_shell()
-        await self._wire_mcp()
-        self._activate_tools()
-        await self._check_rules()
+        try:
+            await self._hold_session()
+            # Scratch files of atomic writes killed half-way (by any earlier process) go now.
+            await asyncio.to_thread(self.env.keep_scratch_journal, self.home / "scratch")
+            self._provide_services()
+            self._wire_safety()
+            self._wire_files()
+            self._wire_skills()
+            await self._wire_shell()
+            await self._wire_mcp()
+            self._activate_tools()
+            await self._check_rules()
+        except BaseException:
+            # A start cut short (a signal cancelling it, an error) stops what it had
+            # started already, MCP servers first of all: `async with` never reaches exit.
+            await self.close()
+            raise
 
     async def close(self) -> None:
         """Stop everything the runtime's tools started, newest first."""
