@@ -438,9 +438,10 @@ def _spawn_relay(fd: int, log_path: Path, limit: int | None) -> None:
     """Copy what arrives on `fd` to the end of `log_path` (at most `limit` bytes, the rest
     read and dropped) from a small process of its own.
 
-    The copier forks and its parent exits at once, so the copier belongs to init, not to
-    us: it outlives this process and never becomes our zombie. It writes every chunk as it
-    arrives (no buffering), so the log is always current.
+    The copier forks and its parent exits at once, so it outlives this process (with this
+    process a child subreaper it is our child until we exit, then init's; it carries no
+    task mark, so no sweep stops it). It writes every chunk as it arrives (no
+    buffering), so the log is always current.
     """
     room = -1 if limit is None else max(limit, 0)
     argv = [sys.executable, "-I", "-S", "-c", _RELAY, os.fspath(log_path), str(room)]
