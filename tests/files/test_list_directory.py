@@ -87,9 +87,7 @@ async def test_a_file_or_a_missing_path_is_a_clear_error(rt: Runtime, workspace:
     assert missing.is_error
 
 
-async def test_manual_mode_lists_the_workspace_without_asking(
-    make_runtime: object, workspace: Path
-) -> None:
+async def test_manual_mode_lists_the_workspace_without_asking(workspace: Path) -> None:
     _tree(workspace)
     async with Runtime(workspace, config={}, plugins=False, mode="manual") as rt:
         inside = await rt.call("ListDirectory", {"path": "src"})

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -38,9 +37,8 @@ def servers(tmp_path: Path) -> tuple[Path, Path]:
     return config, pid_file
 
 
-def _deftly(workspace: Path, *argv: str) -> tuple[subprocess.CompletedProcess[str], float]:
-    started = time.monotonic()
-    done = subprocess.run(
+def _deftly(workspace: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         [DEFTLY, *argv],
         cwd=workspace,
         stdin=subprocess.DEVNULL,
@@ -50,13 +48,12 @@ def _deftly(workspace: Path, *argv: str) -> tuple[subprocess.CompletedProcess[st
         timeout=120,
         check=False,
     )
-    return done, time.monotonic() - started
 
 
 def test_a_builtin_call_starts_no_server(workspace: Path, servers: tuple[Path, Path]) -> None:
     config, pid_file = servers
     (workspace / "a.txt").write_text("hello\n")
-    done, _ = _deftly(workspace, "call", "--mcp-config", str(config), "Read", '{"path":"a.txt"}')
+    done = _deftly(workspace, "call", "--mcp-config", str(config), "Read", '{"path":"a.txt"}')
     assert done.returncode == 0, done.stderr
     assert "hello" in done.stdout
     assert not pid_file.exists()  # the live server never started
@@ -66,7 +63,7 @@ def test_a_builtin_call_starts_no_server(workspace: Path, servers: tuple[Path, P
 
 def test_an_mcp_call_starts_only_its_server(workspace: Path, servers: tuple[Path, Path]) -> None:
     config, pid_file = servers
-    done, _ = _deftly(
+    done = _deftly(
         workspace,
         "call",
         "--yes",
@@ -83,7 +80,7 @@ def test_an_mcp_call_starts_only_its_server(workspace: Path, servers: tuple[Path
 
 def test_a_call_to_a_dead_server_says_so(workspace: Path, servers: tuple[Path, Path]) -> None:
     config, pid_file = servers
-    done, _ = _deftly(
+    done = _deftly(
         workspace, "call", "--mcp-config", str(config), "mcp__dead1__echo", '{"text":"x"}'
     )
     assert done.returncode != 0
@@ -95,7 +92,7 @@ def test_deftly_tools_names_each_unreachable_server_once(
     workspace: Path, servers: tuple[Path, Path]
 ) -> None:
     config, pid_file = servers
-    done, _ = _deftly(workspace, "tools", "--mcp-config", str(config))
+    done = _deftly(workspace, "tools", "--mcp-config", str(config))
     assert done.returncode == 0, done.stderr
     assert "mcp__live__echo" in done.stdout and pid_file.exists()
     assert done.stderr.count('"dead1"') == 1 and done.stderr.count('"dead2"') == 1
