@@ -7,6 +7,7 @@ secret files never show; directories are the ones that hold a listed file. Deepe
 
 from __future__ import annotations
 
+import asyncio
 import os
 import stat
 from collections.abc import Mapping
@@ -124,6 +125,7 @@ class ListDirectoryTool(SearchTool[ListDirectoryParams]):
             consume=tree.add,
             separator=b"\0",
         )
+        await asyncio.to_thread(tree.build)
         return tree, run
 
     def _result(self, args: ListDirectoryParams, root: Path, tree: _Tree, run: RgRun) -> ToolResult:
@@ -180,23 +182,30 @@ class _Tree:
         self.secrets = 0
         self.seen = False
         self.stopped = False
+        self._listed: list[str] = []
 
     def add(self, records: list[bytes]) -> bool:
+        """Keep rg's paths (cheap, on the event loop); `build` sizes them later."""
         self.seen = True
         check = may_hold_secrets(b"\0".join(records))
         for record in records:
             if not record:
                 continue
-            if self.top.total_files >= MAX_FILES:
+            if len(self._listed) >= MAX_FILES:
                 self.stopped = True
                 return False
             text = os.fsdecode(record).removeprefix("./")
-            path = self.root / text
-            if check and secret_reason(path) is not None:
+            if check and secret_reason(self.root / text) is not None:
                 self.secrets += 1
                 continue
-            self._place(text.split("/"), path)
+            self._listed.append(text)
         return True
+
+    def build(self) -> None:
+        """Place every kept path, with its size (one `lstat` each: run in a thread)."""
+        for text in self._listed:
+            self._place(text.split("/"), self.root / text)
+        self._listed = []
 
     def _place(self, parts: list[str], path: Path) -> None:
         try:
