@@ -26,6 +26,7 @@ from deftly.config.model import DeftlyConfig
 from deftly.config.trust import TrustStore, describe_withheld, mcp_servers_withheld
 from deftly.contract.diagnostics import Diagnostic
 from deftly.contract.errors import ConfigError, DeftlyError, ToolLoadError
+from deftly.contract.result import ToolResult
 from deftly.contract.schema import JsonSchema
 from deftly.contract.tool import BaseTool, CancelToken, ToolExecution
 from deftly.env.base import ExecEnv
@@ -41,7 +42,15 @@ from deftly.execution.events import (
 )
 from deftly.execution.executor import Executor
 from deftly.execution.external_hooks import CommandHook, ExternalHooks
-from deftly.execution.hooks import AfterHook, BeforeHook, HookChain, HookOrder
+from deftly.execution.hooks import (
+    AfterHook,
+    BeforeContext,
+    BeforeHook,
+    Decision,
+    HookChain,
+    HookOrder,
+    Veto,
+)
 from deftly.execution.permission_gate import PermissionGate
 from deftly.execution.probe import check_rules
 from deftly.execution.spill import OutputBudget, Spiller
@@ -307,12 +316,21 @@ class Runtime:
             """A running skill's allowed-tools (loading another skill stays possible)."""
             return None if isinstance(entry.tool, SkillTool) else service.refusal_for(entry.name)
 
+        async def skill_patterns(ctx: BeforeContext) -> Decision:
+            """Its `Tool(pattern)` entries, once the call is resolved (`Bash(git diff:*)`)."""
+            refusal = service.pattern_refusal_for(ctx.call.name, ctx.execution.matches_rule)
+            return Veto(ToolResult.error(refusal)) if refusal is not None else None
+
         unsubscribe = self.events.subscribe(mark_steps)
         self.executor.guards.append(skill_limit)
+        remove_hook = self.before_hooks.add(
+            "skill-allowed-tools", skill_patterns, order=HookOrder.PLAN_GUARD
+        )
 
         async def stop() -> None:
             unsubscribe()
             self.executor.guards.remove(skill_limit)
+            remove_hook()
 
         self.on_close(stop)
         self.services.provide(service)

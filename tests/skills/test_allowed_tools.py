@@ -1,6 +1,7 @@
 """`allowed-tools:` in a SKILL.md is honoured: once the skill is loaded, a call to a tool
-outside its list is refused with a message naming the skill and its allowed tools, until
-another skill load replaces the limit or the host ends the skill."""
+outside its list (or outside the pattern of a `Tool(pattern)` entry) is refused with a
+message naming the skill and its allowed tools, until another skill load replaces the limit
+or the host ends the skill."""
 
 from __future__ import annotations
 
@@ -49,8 +50,14 @@ async def test_a_tool_outside_the_list_is_refused_naming_the_skill(
     assert 'skill "review"' in refused.text
     assert "Read, Grep, Bash(git diff:*)" in refused.text
     assert "alpha" in (await rt.call("Read", {"path": "a.txt"})).text  # listed: allowed
-    bash = await rt.call("Bash", {"command": "echo hi"})  # the tool is listed, so it runs
-    assert not bash.is_error, bash.text
+    # Bash is listed only as Bash(git diff:*): other commands are refused, that one runs.
+    echo = await rt.call("Bash", {"command": "echo hi"})
+    assert echo.is_error and echo.outcome is Outcome.VETOED
+    assert 'skill "review"' in echo.text and "Bash(git diff:*)" in echo.text
+    chained = await rt.call("Bash", {"command": "git diff && touch pwned"})
+    assert chained.is_error and not (skill_workspace / "pwned").exists()
+    diff = await rt.call("Bash", {"command": "git diff --stat"})
+    assert diff.outcome is Outcome.EXECUTED, diff.text
 
     # Loading a skill without allowed-tools ends the limit.
     assert not (await rt.call("Skill", {"skill": "anything"})).is_error

@@ -7,8 +7,9 @@ the next skill load replaces it (a skill without `allowed-tools` lifts it), the 
 `SkillService.end_skill()`, or the runtime closes. Loading another skill stays possible.
 
 Entries name tools (`Read`, `mcp__github__*` globs) or, as Claude Code writes them, a tool
-with a pattern (`Bash(git diff:*)`): the pattern is shown but only the tool name is
-enforced here; permission rules still decide each call.
+with a pattern (`Bash(git diff:*)`): then only calls the pattern covers fully, matched as a
+permission rule is (`git diff --stat` yes, `git diff && rm x` no), are allowed. Permission
+rules still decide each call the limit lets through.
 """
 
 from __future__ import annotations
@@ -72,6 +73,29 @@ class ToolLimit:
 
     def allows(self, tool: str) -> bool:
         return any(fnmatch.fnmatchcase(tool, pattern) for pattern in self.tool_patterns)
+
+    def patterns_for(self, tool: str) -> tuple[str, ...] | None:
+        """The patterns a call to `tool` must match (None: no entry limits it to some;
+        whether the tool may be called at all is `allows`)."""
+        patterns: list[str] = []
+        for entry in self.entries:
+            name, paren, rest = entry.partition("(")
+            if not fnmatch.fnmatchcase(tool, name.strip()):
+                continue
+            pattern = rest[:-1] if paren and rest.endswith(")") else ""
+            if not pattern.strip():
+                return None
+            patterns.append(pattern)
+        return tuple(patterns) or None
+
+    def pattern_refusal(self, tool: str) -> str:
+        allowed = ", ".join(f"{tool}({p})" for p in self.patterns_for(tool) or ())
+        return (
+            f'Tool "{tool}" was not called: skill "{self.skill}" is running, and its '
+            f"allowed-tools permit only {allowed} for it. Call it within those, use another "
+            "of the skill's tools, or load another skill (or ask the user) if the task needs "
+            "more."
+        )
 
     def listing(self) -> str:
         return ", ".join(self.entries) if self.entries else "none"

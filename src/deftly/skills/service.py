@@ -19,6 +19,7 @@ from pathlib import Path
 from deftly.config.skills import SkillsConfig
 from deftly.contract.errors import DeftlyError
 from deftly.contract.result import ToolResult
+from deftly.contract.tool import RuleMatch
 from deftly.skills.allowed import ToolLimit, allowed_tools
 from deftly.skills.catalog import SkillCatalog
 from deftly.skills.discovery import discover
@@ -237,6 +238,22 @@ class SkillService:
     def end_skill(self) -> None:
         """The running skill is done (a host's turn ended): its tool limit is lifted."""
         self.limit = None
+
+    def pattern_refusal_for(
+        self, tool: str, matches: Callable[[str], bool | RuleMatch] | None
+    ) -> str | None:
+        """Why the running skill's `Tool(pattern)` entries refuse this resolved call (None:
+        allowed); `matches` is the call's own rule matcher."""
+        limit = self.limit
+        patterns = limit.patterns_for(tool) if limit is not None else None
+        if limit is None or patterns is None:
+            return None
+        if matches is not None:
+            for pattern in patterns:
+                found = matches(pattern)
+                if found is True or found is RuleMatch.FULL:
+                    return None
+        return limit.pattern_refusal(tool)
 
     def refusal_for(self, tool: str) -> str | None:
         """Why the running skill's allowed-tools refuse a call to `tool` (None: allowed)."""
