@@ -9,27 +9,16 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from deftly import Runtime
-from tests.conftest import subprocess_env
+from tests.cli import run_deftly
 from tests.shell.conftest import marked_sleep, new_marker, processes_with
-
-DEFTLY = str(Path(sys.executable).with_name("deftly"))
 
 
 def deftly(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [DEFTLY, *args],
-        capture_output=True,
-        text=True,
-        env=subprocess_env(COLUMNS="200"),
-        cwd=cwd,
-        timeout=60,
-        check=False,
-    )
+    return run_deftly(*args, cwd=cwd, timeout=60)
 
 
 def test_a_foreground_timeout_in_deftly_call_stops_the_command_and_says_so(

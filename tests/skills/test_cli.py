@@ -9,22 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import subprocess_env
+from tests.cli import run_deftly
 from tests.skills.conftest import write_skill
 
 DEFTLY = str(Path(sys.executable).with_name("deftly"))
 
 
 def deftly(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [DEFTLY, *args],
-        capture_output=True,
-        text=True,
-        env=subprocess_env(COLUMNS="200"),
-        cwd=cwd,
-        timeout=60,
-        check=False,
-    )
+    return run_deftly(*args, cwd=cwd, timeout=60)
 
 
 @pytest.fixture

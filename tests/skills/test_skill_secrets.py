@@ -7,31 +7,21 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from deftly import Runtime
-from tests.conftest import subprocess_env
+from tests.cli import run_deftly
 from tests.skills.conftest import write_skill
 
-DEFTLY = str(Path(sys.executable).with_name("deftly"))
 SECRET = "API_KEY=sk-live-0123456789abcdef"
 KEY_BODY = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7secretkeybody"
 
 
 def deftly(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [DEFTLY, *args],
-        capture_output=True,
-        text=True,
-        env=subprocess_env(COLUMNS="200"),
-        cwd=cwd,
-        timeout=60,
-        check=False,
-    )
+    return run_deftly(*args, cwd=cwd, timeout=60)
 
 
 @pytest.fixture
