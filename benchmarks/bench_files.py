@@ -31,13 +31,13 @@ from _common import best_of, clock, isolate, row
 from deftly import Runtime
 from deftly.config.files import FilesConfig
 from deftly.env import LocalEnv
+from deftly.features.files.edit import EditParams, EditTool
+from deftly.features.files.glob import GlobParams, GlobTool
+from deftly.features.files.grep import GrepParams, GrepTool
+from deftly.features.files.read import ReadParams, ReadTool
+from deftly.features.files.ripgrep import glob_filter, locate_rg
+from deftly.features.files.tracker import FileTracker
 from deftly.policy import Workspace
-from deftly.tools.file.edit import EditParams, EditTool
-from deftly.tools.file.glob import GlobParams, GlobTool
-from deftly.tools.file.grep import GrepParams, GrepTool
-from deftly.tools.file.read import ReadParams, ReadTool
-from deftly.tools.file.ripgrep import glob_filter, locate_rg
-from deftly.tools.file.tracker import FileTracker
 
 LINES = 1_000_000
 WINDOW_AT = 500_000
@@ -141,8 +141,8 @@ from pathlib import Path
 from deftly.config.files import FilesConfig
 from deftly.env import LocalEnv
 from deftly.policy import Workspace
-from deftly.tools.file.read import ReadParams, ReadTool
-from deftly.tools.file.tracker import FileTracker
+from deftly.features.files.read import ReadParams, ReadTool
+from deftly.features.files.tracker import FileTracker
 path = Path({path!r})
 tool = ReadTool(LocalEnv(), Workspace(path.parent), FilesConfig(), FileTracker())
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

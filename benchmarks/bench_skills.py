@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _common import best_of, clock, isolate, median_of, row
 from deftly.config.skills import SkillsConfig
-from deftly.skills import SkillRoot, SkillService, discover, model_listing, skill_block
+from deftly.features.skills import SkillRoot, SkillService, discover, model_listing, skill_block
 
 SKILLS = 1_000
 FLAT = 50

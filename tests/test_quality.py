@@ -18,9 +18,19 @@ ALLOWED = {
     "config": {"contract"},
     "registry": {"contract", "policy"},
     "execution": {"contract", "policy", "registry"},
-    "tools": {"contract", "policy", "env", "execution", "registry", "config"},
-    "skills": {"contract", "config", "policy"},
-    "mcp": {"contract", "policy", "registry", "execution", "config", "skills"},
+    "session": {"contract"},
+    "features": {"contract", "policy", "env", "execution", "registry", "config", "session"},
+    "serve": {
+        "contract",
+        "policy",
+        "env",
+        "execution",
+        "registry",
+        "config",
+        "session",
+        "features",
+        "runtime",
+    },
 }
 
 
@@ -63,4 +73,33 @@ def test_layers_only_import_downwards() -> None:
             wrong = _layer_imports(path) - allowed - {layer}
             if wrong:
                 violations.append(f"{path.relative_to(ROOT)} imports {sorted(wrong)}")
+    assert violations == []
+
+
+def _feature_imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        names = []
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names = [node.module]
+        elif isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        for name in names:
+            parts = name.split(".")
+            if parts[:2] == ["deftly", "features"] and len(parts) > 2:
+                found.add(parts[2])
+    return found
+
+
+def test_a_feature_never_imports_another_feature() -> None:
+    """DESIGN §2: features meet through lower layers (protocols, traits), never directly."""
+    violations = []
+    for folder in sorted(p for p in (SRC / "features").iterdir() if p.is_dir()):
+        if folder.name.startswith("__"):
+            continue
+        for path in folder.rglob("*.py"):
+            wrong = _feature_imports(path) - {folder.name}
+            if wrong:
+                violations.append(f"{path.relative_to(ROOT)} imports features {sorted(wrong)}")
     assert violations == []

@@ -54,9 +54,15 @@ from deftly.execution.hooks import (
 from deftly.execution.permission_gate import PermissionGate
 from deftly.execution.probe import check_rules
 from deftly.execution.spill import OutputBudget, Spiller
-from deftly.mcp.manager import McpManager
-from deftly.mcp.selection import servers_for
-from deftly.mcp.specs import load_specs
+from deftly.features import builtin_contributions
+from deftly.features.disclosure.disclosure import DeferredTools, ModelTools
+from deftly.features.mcp.manager import McpManager
+from deftly.features.mcp.selection import servers_for
+from deftly.features.mcp.specs import load_specs
+from deftly.features.plan.mode import PlanGuard, PlanMode
+from deftly.features.shell.tasks import BackgroundTasks
+from deftly.features.skills import SkillService
+from deftly.features.skills.skill import SkillHost, SkillTool
 from deftly.policy.approval import Approver, NonInteractiveApprover
 from deftly.policy.control import ControlFiles
 from deftly.policy.paths import Workspace
@@ -78,12 +84,6 @@ from deftly.registry.host import HostHandler, HostTool
 from deftly.registry.registry import Disclosure, RegisteredTool, Source, ToolRegistry
 from deftly.registry.services import Services
 from deftly.session import SessionClaim, data_home, new_session_id, prune_sessions, session_dir
-from deftly.skills import SkillService
-from deftly.tools import builtin_contributions
-from deftly.tools.collab.skill import SkillHost, SkillTool
-from deftly.tools.meta.disclosure import DeferredTools, ModelTools
-from deftly.tools.plan.mode import PlanGuard, PlanMode
-from deftly.tools.shell.tasks import BackgroundTasks
 
 log = logging.getLogger(__name__)
 
@@ -507,7 +507,7 @@ class Runtime:
 
     def _wire_files(self) -> None:
         """The file tools' shared memory of what was read and written (stale-read guard)."""
-        from deftly.tools.file.tracker import FileTracker
+        from deftly.features.files.tracker import FileTracker
 
         tracker = FileTracker(self.config.files.stale_hash_max_bytes)
         self.services.provide(tracker)

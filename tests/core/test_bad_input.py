@@ -77,7 +77,7 @@ async def test_binary_bytes_with_a_utf16_zero_pattern_are_binary_not_text(
 
 @given(st.binary(min_size=64, max_size=512))
 def test_bytes_with_zeros_are_utf16_only_when_they_decode_to_text(data: bytes) -> None:
-    from deftly.tools.file.encoding import sniff_encoding
+    from deftly.features.files.encoding import sniff_encoding
 
     sniff = sniff_encoding(data)
     if sniff.is_utf16 and not sniff.bom:

@@ -13,6 +13,7 @@ from deftly import Runtime, ToolDeclined
 from deftly.contract.diagnostics import Diagnostic
 from deftly.contract.errors import ToolLoadError
 from deftly.env import ExecEnv
+from deftly.features import builtin_contributions
 from deftly.policy import ToolPolicy, Workspace
 from deftly.registry import (
     Activation,
@@ -24,7 +25,6 @@ from deftly.registry import (
     load_tool_path,
 )
 from deftly.registry.registry import tool_sort_key
-from deftly.tools import builtin_contributions
 from tests.helpers import EchoTool, SleepTool
 
 built: list[str] = []

@@ -16,7 +16,7 @@ from tests.conftest import subprocess_env
 
 DEFTLY = str(Path(sys.executable).with_name("deftly"))
 
-TOOL = '''
+TOOL = """
 from pydantic import BaseModel, ConfigDict
 from deftly import Tool, ToolExecution, ToolResult, describe, Accesses
 
@@ -32,7 +32,7 @@ class NoDoc(Tool[NoDocParams]):
 
     def resolve(self, args: NoDocParams) -> ToolExecution:
         return ToolExecution(accesses=Accesses.none(), execute=lambda ctx: ToolResult.ok("x"))
-'''
+"""
 
 
 @pytest.fixture

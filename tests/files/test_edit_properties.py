@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from deftly.config.files import FilesConfig
 from deftly.env import LocalEnv
+from deftly.features.files.edit import EditParams, EditTool
+from deftly.features.files.tracker import FileTracker
 from deftly.policy import Workspace
-from deftly.tools.file.edit import EditParams, EditTool
-from deftly.tools.file.tracker import FileTracker
 
 TOKEN = "\u27e6TOKEN\u27e7"
 plain = st.text(

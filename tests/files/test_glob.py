@@ -9,8 +9,8 @@ from typing import Any
 from deftly import Runtime
 from deftly.config.files import FilesConfig
 from deftly.env import LocalEnv
+from deftly.features.files.glob import GlobParams, GlobTool
 from deftly.policy import Workspace
-from deftly.tools.file.glob import GlobParams, GlobTool
 from tests.files.helpers import call, git_init, set_mtime
 
 

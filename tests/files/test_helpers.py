@@ -13,18 +13,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deftly.env import LocalEnv
-from deftly.tools.file.encoding import NotText, decode_text, sniff_encoding
-from deftly.tools.file.filetype import detect_file_type
-from deftly.tools.file.line_endings import (
+from deftly.features.files.encoding import NotText, decode_text, sniff_encoding
+from deftly.features.files.filetype import detect_file_type
+from deftly.features.files.line_endings import (
     EndingCounter,
     ending_stats,
     materialize,
     show_carriage_returns,
     to_model_view,
 )
-from deftly.tools.file.lines import full_index, nth_newline, read_window, tail_start
-from deftly.tools.file.near_miss import find_near_misses
-from deftly.tools.file.tracker import FileTracker
+from deftly.features.files.lines import full_index, nth_newline, read_window, tail_start
+from deftly.features.files.near_miss import find_near_misses
+from deftly.features.files.tracker import FileTracker
 
 
 @pytest.mark.parametrize(

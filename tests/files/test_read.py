@@ -12,9 +12,9 @@ import pytest
 from deftly import Runtime
 from deftly.config.files import FilesConfig
 from deftly.env import LocalEnv
+from deftly.features.files.read import ReadParams, ReadTool
+from deftly.features.files.tracker import FileTracker
 from deftly.policy import Workspace
-from deftly.tools.file.read import ReadParams, ReadTool
-from deftly.tools.file.tracker import FileTracker
 from tests.files.helpers import body_lines, call
 
 

@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 from deftly.config.files import FilesConfig
 from deftly.env import LocalEnv
+from deftly.features.files.read import ReadParams, ReadTool
+from deftly.features.files.tracker import FileTracker
 from deftly.policy import Workspace
-from deftly.tools.file.read import ReadParams, ReadTool
-from deftly.tools.file.tracker import FileTracker
 
 # Text a person would call text: no control characters (a file full of them is binary)
 # except tabs, and no line breaks (the strategy adds those).

@@ -15,14 +15,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from deftly.env import LocalEnv
-from deftly.policy import sensitive_reason
-from deftly.tools.file.ripgrep import RipgrepMissing, glob_filter, locate_rg, missing_message
-from deftly.tools.file.secret_globs import (
+from deftly.features.files.ripgrep import RipgrepMissing, glob_filter, locate_rg, missing_message
+from deftly.features.files.secret_globs import (
     ENV_TEMPLATES,
     glob_args,
     may_hold_secrets,
     secret_globs,
 )
+from deftly.policy import sensitive_reason
 
 
 def test_rg_is_found_beside_the_interpreter_even_without_path(

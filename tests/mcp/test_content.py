@@ -9,11 +9,11 @@ import mcp.types as mt
 
 from deftly import ImagePart, TextPart, ToolResult, ToolTraits, ToolUpdate
 from deftly.contract.display import CommandDisplay, FileIODisplay, GenericDisplay
-from deftly.mcp.approval import APPROVAL_SCHEMA, display_text, question
-from deftly.mcp.content import MAX_BINARY_BYTES, from_mcp_result, to_mcp_content
-from deftly.mcp.server import CallChannel, annotations_for
-from deftly.mcp.tool import traits_from
+from deftly.features.mcp.content import MAX_BINARY_BYTES, from_mcp_result, to_mcp_content
+from deftly.features.mcp.tool import traits_from
 from deftly.policy.approval import ApprovalRequest
+from deftly.serve.approval import APPROVAL_SCHEMA, display_text, question
+from deftly.serve.server import CallChannel, annotations_for
 from tests.helpers import PNG_1PX, EchoTool
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from deftly import Runtime
-from deftly.mcp.naming import qualify
-from deftly.mcp.selection import may_own
+from deftly.features.mcp.naming import qualify
+from deftly.features.mcp.selection import may_own
 from tests.conftest import subprocess_env
 from tests.mcp.conftest import DEFTLY, fake
 

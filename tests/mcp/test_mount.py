@@ -18,8 +18,8 @@ import pytest
 
 from deftly import CancelToken, ImagePart, Outcome, Runtime, TextPart
 from deftly.execution.events import Event, RuntimeNotice, ToolProgress
-from deftly.mcp.naming import qualify
-from deftly.mcp.tool import McpTool
+from deftly.features.mcp.naming import qualify
+from deftly.features.mcp.tool import McpTool
 from tests.conftest import subprocess_env
 from tests.mcp.conftest import (
     FAKE_SERVER,

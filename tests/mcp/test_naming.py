@@ -7,7 +7,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from deftly.mcp.naming import is_mcp_tool_name, qualify, sanitize_part, stable_hash8
+from deftly.features.mcp.naming import is_mcp_tool_name, qualify, sanitize_part, stable_hash8
 
 
 def test_sanitize_replaces_unsafe_characters_and_collapses_underscores() -> None:

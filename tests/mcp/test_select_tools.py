@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from deftly import Outcome, Runtime, ToolContext
-from deftly.tools import meta
+from deftly.features import disclosure as meta
 from tests.helpers import EchoTool
 from tests.mcp.conftest import fake
 

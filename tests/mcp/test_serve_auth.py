@@ -14,7 +14,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from deftly.mcp.http_auth import is_loopback
+from deftly.serve.http_auth import is_loopback
 from tests.conftest import subprocess_env
 from tests.mcp.conftest import DEFTLY
 from tests.mcp.test_serve import http_serve, text_of

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from deftly.mcp.undecodable import envelope
+from deftly.serve.undecodable import envelope
 from tests.conftest import subprocess_env
 
 DEFTLY = str(Path(sys.executable).with_name("deftly"))

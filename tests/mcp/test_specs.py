@@ -8,7 +8,7 @@ from pathlib import Path
 
 from deftly.config.mcp import McpConfig
 from deftly.contract.diagnostics import Diagnostic
-from deftly.mcp.specs import load_specs
+from deftly.features.mcp.specs import load_specs
 
 
 def write(path: Path, data: object) -> Path:

@@ -67,9 +67,9 @@ def test_write_declares_how_it_writes(workspace: Path) -> None:
     """The engine reads the declaration, not the tool's name."""
     from deftly.config.model import FilesConfig
     from deftly.env import LocalEnv
+    from deftly.features.files.tracker import FileTracker
+    from deftly.features.files.write import WriteParams, WriteTool
     from deftly.policy import Workspace
-    from deftly.tools.file.tracker import FileTracker
-    from deftly.tools.file.write import WriteParams, WriteTool
 
     tool = WriteTool(LocalEnv(), Workspace(workspace), FilesConfig(), FileTracker())
     target = str(workspace / "a.txt")

@@ -15,10 +15,10 @@ from hypothesis import strategies as st
 from deftly import Runtime
 from deftly.config.loader import load_config
 from deftly.config.permissions import HARMLESS_COMMANDS
+from deftly.features.shell.harmless import harmless_problem
+from deftly.features.shell.rules import CommandMatcher
 from deftly.policy.control import ControlFiles
 from deftly.policy.paths import Workspace
-from deftly.tools.shell.harmless import harmless_problem
-from deftly.tools.shell.rules import CommandMatcher
 from tests.shell.conftest import task_id_in
 
 ASKS = "needs approval"

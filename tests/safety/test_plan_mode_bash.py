@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deftly import Outcome, Runtime
+from deftly.features.shell.readonly import not_read_only
+from deftly.features.shell.rules import split_command
 from deftly.policy import ApprovalRequest, ApprovalResponse
-from deftly.tools.shell.readonly import not_read_only
-from deftly.tools.shell.rules import split_command
 
 SHELL = {"shell": {"sandbox": "none"}}
 

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deftly import RuleMatch, Runtime
-from deftly.tools.shell.rules import CommandMatcher, split_command
+from deftly.features.shell.rules import CommandMatcher, split_command
 
 FULL, PARTIAL, NONE = RuleMatch.FULL, RuleMatch.PARTIAL, RuleMatch.NONE
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from deftly import Runtime
-from deftly.tools.shell import BackgroundTasks
+from deftly.features.shell import BackgroundTasks
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ import pytest
 
 from deftly import Runtime
 from deftly.execution import ToolProgress
-from deftly.tools.shell.launch import NON_INTERACTIVE
+from deftly.features.shell.launch import NON_INTERACTIVE
 from tests.shell.conftest import tasks_of
 
 
@@ -247,7 +247,7 @@ async def test_password_prompt_and_pager_return(shell: Any, workspace: Path) -> 
 async def test_background_tasks_from_python(tmp_path: Path) -> None:
     from deftly.config.shell import ShellConfig
     from deftly.env import LocalEnv
-    from deftly.tools.shell import BackgroundTasks, TaskStatus
+    from deftly.features.shell import BackgroundTasks, TaskStatus
 
     tasks = BackgroundTasks(LocalEnv(), ShellConfig(kill_grace=1), tmp_path / "logs")
     try:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from deftly import RuleMatch
-from deftly.tools.shell.rules import CommandMatcher, split_command
+from deftly.features.shell.rules import CommandMatcher, split_command
 
 FULL, PARTIAL, NONE = RuleMatch.FULL, RuleMatch.PARTIAL, RuleMatch.NONE
 

@@ -69,8 +69,8 @@ async def test_batch_forms_of_those_programs_still_run(
 
 
 def test_emacs_batch_and_less_f_are_decided_from_their_arguments() -> None:
-    from deftly.tools.shell.fullscreen import full_screen_refusal
-    from deftly.tools.shell.rules import split_command
+    from deftly.features.shell.fullscreen import full_screen_refusal
+    from deftly.features.shell.rules import split_command
 
     def refused(command: str) -> bool:
         return full_screen_refusal(split_command(command), command) is not None

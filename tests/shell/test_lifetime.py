@@ -13,7 +13,7 @@ from typing import Any
 
 from deftly import CancelToken, Runtime
 from deftly.env import LocalEnv
-from deftly.tools.shell import TaskStatus
+from deftly.features.shell import TaskStatus
 from tests.shell.conftest import (
     eventually,
     exec_started,

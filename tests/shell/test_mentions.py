@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deftly import Runtime
-from deftly.tools.shell.mentions import may_name_secrets, named_secrets
-from deftly.tools.shell.rules import split_command
+from deftly.features.shell.mentions import may_name_secrets, named_secrets
+from deftly.features.shell.rules import split_command
 
 WS = Path("/ws")
 HOME = Path("/home/me")

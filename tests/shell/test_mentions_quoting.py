@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deftly import Runtime
-from deftly.tools.shell.mentions import expand_word, may_name_secrets, named_secrets
-from deftly.tools.shell.rules import split_command
+from deftly.features.shell.mentions import expand_word, may_name_secrets, named_secrets
+from deftly.features.shell.rules import split_command
 from tests.conftest import subprocess_env
 
 DEFTLY = str(Path(sys.executable).with_name("deftly"))

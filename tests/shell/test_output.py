@@ -10,7 +10,7 @@ from typing import Any
 
 from deftly import Runtime
 from deftly.env import LocalEnv
-from deftly.tools.shell.output import OutputLog, decode_tail
+from deftly.features.shell.output import OutputLog, decode_tail
 
 MB = 1_000_000
 

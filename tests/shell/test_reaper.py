@@ -15,7 +15,7 @@ import pytest
 
 from deftly import Runtime
 from deftly.env import LocalEnv
-from deftly.tools.shell.tasks import TASK_MARK
+from deftly.features.shell.tasks import TASK_MARK
 from tests.shell.conftest import eventually, new_marker, processes_with, task_id_in
 
 

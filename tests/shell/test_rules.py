@@ -9,14 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from deftly import RuleMatch, Runtime
-from deftly.policy import escape_subject, literal_rule, parse_rule
-from deftly.tools.shell.commands import SHELLS, SOURCE_COMMANDS, interpreter
-from deftly.tools.shell.rules import (
+from deftly.features.shell.commands import SHELLS, SOURCE_COMMANDS, interpreter
+from deftly.features.shell.rules import (
     CommandMatcher,
     harmless_assignment,
     literal_pattern,
     split_command,
 )
+from deftly.policy import escape_subject, literal_rule, parse_rule
 
 FULL, PARTIAL, NONE = RuleMatch.FULL, RuleMatch.PARTIAL, RuleMatch.NONE
 

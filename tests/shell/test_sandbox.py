@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from deftly import Runtime
-from deftly.tools.shell.launch import bundled_bwrap
+from deftly.features.shell.launch import bundled_bwrap
 from tests.shell.conftest import eventually, marked_sleep, new_marker, processes_with, task_id_in
 
 

@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 
 from deftly import Runtime
-from deftly.tools.shell import BackgroundTasks
-from deftly.tools.shell.masks import Mask, SecretScanner, resolve_masks, user_credentials
+from deftly.features.shell import BackgroundTasks
+from deftly.features.shell.masks import Mask, SecretScanner, resolve_masks, user_credentials
 from tests.cli import run_deftly
 from tests.shell.conftest import eventually, exec_started, new_marker, task_id_in
 from tests.shell.test_sandbox import _outside_sandbox_dir, needs_bwrap

@@ -9,7 +9,7 @@ from typing import Any
 
 from deftly import Runtime
 from deftly.execution import RuntimeNotice
-from deftly.tools.shell import TaskNotice, TaskStatus
+from deftly.features.shell import TaskNotice, TaskStatus
 from tests.shell.conftest import (
     eventually,
     marked_sleep,

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from deftly.execution.calls import Outcome
-from deftly.skills.allowed import allowed_tools
+from deftly.features.skills.allowed import allowed_tools
 from tests.skills.conftest import write_skill
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from deftly.skills import Discovery, SkillRoot, SkillService, discover
+from deftly.features.skills import Discovery, SkillRoot, SkillService, discover
 from tests.skills.conftest import write_skill
 
 CONTENTS = [

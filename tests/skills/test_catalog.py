@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from deftly.skills import Skill, SkillCatalog
+from deftly.features.skills import Skill, SkillCatalog
 
 NAMES = ["review-changes", "Commit", "write-skill", "deploy-staging", "deploy-prod", "zeta"]
 

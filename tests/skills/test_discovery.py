@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from deftly.skills import Discovery, SkillRoot, discover
+from deftly.features.skills import Discovery, SkillRoot, discover
 from tests.skills.conftest import write_skill
 
 
@@ -225,7 +225,7 @@ def _walk_as_nobody(root: Path) -> dict[str, object]:
         "import json, os, sys\n"
         "import encodings.utf_8_sig\n"
         "from pathlib import Path\n"
-        "from deftly.skills import SkillRoot, discover\n"
+        "from deftly.features.skills import SkillRoot, discover\n"
         "os.setgid(65534); os.setuid(65534)\n"
         "found = discover([SkillRoot(Path(sys.argv[1]), 'extra')])\n"
         "print(json.dumps({'skills': [s.name for s in found.skills],\n"

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from deftly.skills import expand_body, join_arguments, tokenize
+from deftly.features.skills import expand_body, join_arguments, tokenize
 
 FULL = (
     "raw=$ARGUMENTS zero=$0 one=$1 second=$ARGUMENTS[1] flag=$flag message=$message "

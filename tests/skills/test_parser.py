@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from deftly.skills import Skill, SkillParseError, parse_skill_text, read_skill_file
-from deftly.skills.frontmatter import FrontMatterError, split_front_matter
-from deftly.skills.parser import has_sub_skills
+from deftly.features.skills import Skill, SkillParseError, parse_skill_text, read_skill_file
+from deftly.features.skills.frontmatter import FrontMatterError, split_front_matter
+from deftly.features.skills.parser import has_sub_skills
 
 
 def parse(text: str, path: str = "/skills/demo/SKILL.md", default: str = "demo") -> Skill:

@@ -13,7 +13,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
-from deftly.skills import SkillError, SkillService, get_skill_prompt, list_skill_prompts
+from deftly.features.skills import SkillError, SkillService, get_skill_prompt, list_skill_prompts
 from tests.conftest import repo_root
 from tests.skills.conftest import write_skill
 

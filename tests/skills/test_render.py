@@ -5,7 +5,14 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from deftly.skills import LISTING_HEADER, Skill, activation_text, cut, model_listing, skill_block
+from deftly.features.skills import (
+    LISTING_HEADER,
+    Skill,
+    activation_text,
+    cut,
+    model_listing,
+    skill_block,
+)
 
 
 def make(name: str = "demo", **fields: object) -> Skill:

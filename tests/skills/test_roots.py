@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from deftly.config.skills import SkillsConfig
-from deftly.skills import SOURCE_ORDER, SkillService, project_root
+from deftly.features.skills import SOURCE_ORDER, SkillService, project_root
 from tests.skills.conftest import write_skill
 
 BUILTIN_NAMES = ["commit", "review-changes", "write-skill"]

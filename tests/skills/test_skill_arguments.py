@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from deftly.skills import join_arguments, tokenize
+from deftly.features.skills import join_arguments, tokenize
 from tests.conftest import subprocess_env
 from tests.skills.conftest import write_skill
 

@@ -148,15 +148,19 @@ def call_command(
 
     async def main() -> int:
         notices = NoticePrinter(err)
-        async with build_runtime(
-            workspace,
-            mode,
-            yes,
-            mcp_config=mcp_config,
-            trust=trust,
-            ask_trust=True,
-            approver=terminal_approver(one_shot=True),  # no "yes for this session"
-        ).without_background().only_mcp_for([name]) as rt:
+        async with (
+            build_runtime(
+                workspace,
+                mode,
+                yes,
+                mcp_config=mcp_config,
+                trust=trust,
+                ask_trust=True,
+                approver=terminal_approver(one_shot=True),  # no "yes for this session"
+            )
+            .without_background()
+            .only_mcp_for([name]) as rt
+        ):
             notices.attach(rt)
             stream_output(rt)
             print_diagnostics(rt)

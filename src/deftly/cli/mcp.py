@@ -26,7 +26,7 @@ from deftly.cli.common import (
     print_diagnostics,
     run_async,
 )
-from deftly.mcp.manager import ServerStatus
+from deftly.features.mcp.manager import ServerStatus
 from deftly.runtime import Runtime
 
 mcp_app = typer.Typer(
@@ -63,11 +63,11 @@ async def serve(
 ) -> None:
     """What `deftly serve` does; `setup` may adjust the runtime before serving (tests)."""
     # Imported here: the MCP SDK is slow to load, and other commands do not need it.
-    from deftly.mcp.approval import ElicitationApprover
-    from deftly.mcp.http_auth import TOKEN_ENV, is_loopback
-    from deftly.mcp.prompts import SkillPrompts
-    from deftly.mcp.serve import serve_http, serve_stdio
-    from deftly.mcp.server import ToolServer
+    from deftly.serve.approval import ElicitationApprover
+    from deftly.serve.http_auth import TOKEN_ENV, is_loopback
+    from deftly.serve.prompts import SkillPrompts
+    from deftly.serve.serve import serve_http, serve_stdio
+    from deftly.serve.server import ToolServer
 
     token = os.environ.get(TOKEN_ENV) or None
     if transport is Transport.http and token is None and not is_loopback(host):

@@ -15,8 +15,8 @@ from rich.table import Table
 
 from deftly.cli.common import JsonOpt, TrustOpt, WorkspaceOpt, err, out
 from deftly.contract.errors import DeftlyError
+from deftly.features.skills import Skill, SkillError, SkillService, Trigger, join_arguments
 from deftly.runtime import Runtime
-from deftly.skills import Skill, SkillError, SkillService, Trigger, join_arguments
 
 T = TypeVar("T")
 

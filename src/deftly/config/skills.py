@@ -22,7 +22,8 @@ class SkillsConfig(Section):
     )
     builtin: bool = Field(True, description="Offer the skills shipped with deftly.")
     packages: bool = Field(
-        True, description="Offer skills from installed packages (entry points 'deftly.skills')."
+        True,
+        description="Offer skills from installed packages (entry points 'deftly.features.skills').",
     )
     description_chars: int = Field(
         250, ge=20, le=4_000, description="Longest skill description in the model's listing."

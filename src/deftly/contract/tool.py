@@ -21,7 +21,22 @@ from deftly.contract.display import Display
 from deftly.contract.errors import InvalidArguments
 from deftly.contract.result import ToolResult
 from deftly.contract.schema import JsonSchema, input_json_schema
+from deftly.contract.traits import ToolTraits
 from deftly.contract.validation import JsonSchemaValidator, pydantic_problems
+
+__all__ = [
+    "BaseTool",
+    "CancelToken",
+    "Execute",
+    "Resolution",
+    "RuleMatch",
+    "SchemaTool",
+    "Tool",
+    "ToolContext",
+    "ToolExecution",
+    "ToolTraits",
+    "ToolUpdate",
+]
 
 P = TypeVar("P", bound=BaseModel)
 
@@ -141,16 +156,6 @@ class ToolExecution:
 
 
 Resolution: TypeAlias = ToolExecution | ToolResult
-
-
-@dataclass(frozen=True, slots=True)
-class ToolTraits:
-    """What a tool is like, for permission defaults and MCP annotations."""
-
-    read_only: bool = False
-    destructive: bool = False
-    idempotent: bool = False
-    open_world: bool = False
 
 
 class BaseTool(ABC):

@@ -18,21 +18,33 @@ T = TypeVar("T")
 
 
 class Services:
-    def __init__(self) -> None:
+    """A scope's services by type. A scope may have a parent (an agent scope under its
+    session scope): what it does not provide itself is looked up there, so a child agent
+    shares its session's services and can shadow one with its own."""
+
+    def __init__(self, parent: Services | None = None) -> None:
         self._by_type: dict[type, object] = {}
+        self.parent = parent
 
     def provide(self, instance: object, as_type: type | None = None) -> None:
+        """Offer `instance` under its own type (or `as_type`, e.g. a protocol)."""
         self._by_type[as_type or type(instance)] = instance
 
+    def withdraw(self, as_type: type) -> None:
+        """Stop offering what was provided under `as_type` in this scope (not its parent)."""
+        self._by_type.pop(as_type, None)
+
     def find(self, wanted: type[T]) -> T | None:
+        """The instance provided as `wanted` (or as a subtype of it), nearest scope first."""
         if wanted in self._by_type:
             return cast(T, self._by_type[wanted])
         for instance in self._by_type.values():
             if isinstance(instance, wanted):
                 return instance
-        return None
+        return self.parent.find(wanted) if self.parent is not None else None
 
     def get(self, wanted: type[T]) -> T:
+        """Like `find`, but a missing service is a LookupError."""
         found = self.find(wanted)
         if found is None:
             raise LookupError(f"no {wanted.__name__} is provided")
@@ -42,7 +54,11 @@ class Services:
         return self.find(wanted) is not None
 
     def type_names(self) -> list[str]:
-        return sorted(t.__name__ for t in self._by_type)
+        """The names of every type offered here or in a parent scope (for error messages)."""
+        names = {t.__name__ for t in self._by_type}
+        if self.parent is not None:
+            names.update(self.parent.type_names())
+        return sorted(names)
 
 
 def build(factory: Callable[..., T], services: Services, *, label: str) -> T:

@@ -1,0 +1,48 @@
+"""select_tools: load deferred tools' definitions by name (deferred disclosure)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from deftly.contract.accesses import Accesses
+from deftly.contract.describe import describe
+from deftly.contract.result import ToolResult
+from deftly.contract.tool import Tool, ToolExecution, ToolTraits
+from deftly.features.disclosure.disclosure import SELECT_TOOLS, DeferredTools
+
+
+class SelectToolsParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    names: list[str] = Field(
+        min_length=1,
+        description="Exact names of deferred tools to load, as announced.",
+    )
+
+
+class SelectTools(Tool[SelectToolsParams]):
+    name = SELECT_TOOLS
+    description = describe("select_tools.md")
+    params = SelectToolsParams
+    traits = ToolTraits(read_only=True, idempotent=True)
+
+    def __init__(self, deferred: DeferredTools) -> None:
+        self.deferred = deferred
+
+    def resolve(self, args: SelectToolsParams) -> ToolExecution:
+        return ToolExecution(
+            accesses=Accesses.none(),
+            approval_rule=self.name,
+            description=f"Loading {', '.join(args.names)}",
+            execute=lambda ctx: self._load(args.names),
+        )
+
+    def _load(self, names: list[str]) -> ToolResult:
+        if not self.deferred.enabled:
+            return ToolResult.error(
+                "select_tools is switched off here: every tool you can call is already in your "
+                "tool list."
+            )
+        outcome = self.deferred.load(names)
+        if outcome.failed:
+            return ToolResult.error(outcome.text())
+        return ToolResult.ok(outcome.text())

@@ -1,0 +1,300 @@
+"""The MCP client side of a runtime: mount every configured server's tools.
+
+Servers start in parallel, each bounded by its start-up timeout; one that fails is recorded
+(state, last error) and never stops the others or the runtime. Their tools are registered
+as `mcp__<server>__<tool>`; a name that is already taken keeps its first owner and the loser
+is reported. A server that dies keeps its tools registered, so the next call can restart it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from deftly.config.mcp import McpConfig
+from deftly.contract.diagnostics import Diagnostic
+from deftly.execution.events import EventBus, RuntimeNotice
+from deftly.features.mcp.naming import MCP_PREFIX, SEPARATOR, qualify, sanitize_part
+from deftly.features.mcp.specs import InvalidServer, ServerSpec, State, load_specs
+from deftly.registry.registry import Disclosure, ToolRegistry
+
+if TYPE_CHECKING:  # the SDK is imported only when a server is configured (it is slow to load)
+    from deftly.features.mcp.connection import McpConnection
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Collision:
+    """A tool left out because its qualified name was already taken."""
+
+    qualified: str
+    tool: str
+    kind: Literal["same_server", "other_server", "other_tool"]
+    winner: str
+    """The first tool's raw name (same server), the other server's name, or the tool's."""
+
+    def describe(self) -> str:
+        head = f'"{self.tool}" -> {self.qualified}'
+        if self.kind == "same_server":
+            return f'{head} (same name as "{self.winner}" from this server)'
+        if self.kind == "other_server":
+            return f'{head} (already taken by MCP server "{self.winner}")'
+        return f"{head} (already taken by a non-MCP tool)"
+
+
+@dataclass(frozen=True, slots=True)
+class MountedTool:
+    name: str
+    """The deftly name (`mcp__server__tool`)."""
+    remote_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ServerStatus:
+    """What `deftly mcp list` shows for one server."""
+
+    name: str
+    state: State | Literal["invalid"]
+    transport: str
+    target: str
+    origin: str
+    tools: tuple[MountedTool, ...] = ()
+    collisions: tuple[Collision, ...] = ()
+    last_error: str | None = None
+    protocol_version: str | None = None
+    server: str | None = None
+    ignored_keys: tuple[str, ...] = ()
+    restarts: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "state": self.state,
+            "transport": self.transport,
+            "target": self.target,
+            "origin": self.origin,
+            "tools": [{"name": t.name, "remote_name": t.remote_name} for t in self.tools],
+            "collisions": [
+                {"qualified": c.qualified, "tool": c.tool, "kind": c.kind, "winner": c.winner}
+                for c in self.collisions
+            ],
+            "last_error": self.last_error,
+            "protocol_version": self.protocol_version,
+            "server": self.server,
+            "ignored_keys": list(self.ignored_keys),
+            "restarts": self.restarts,
+        }
+
+
+@dataclass
+class _Mounted:
+    connection: McpConnection
+    tools: list[MountedTool] = field(default_factory=list)
+    collisions: list[Collision] = field(default_factory=list)
+    unregister: list[Callable[[], None]] = field(default_factory=list)
+
+
+class McpManager:
+    def __init__(
+        self,
+        workspace: Path,
+        config: McpConfig,
+        registry: ToolRegistry,
+        *,
+        events: EventBus | None = None,
+        diagnostics: list[Diagnostic] | None = None,
+        max_text: int = 50_000,
+        disclosure: Disclosure = "inline",
+    ) -> None:
+        self.workspace = workspace
+        self.config = config
+        self.registry = registry
+        self.events = events or EventBus()
+        self.diagnostics = diagnostics if diagnostics is not None else []
+        self.max_text = max_text
+        self.disclosure = disclosure
+        self.invalid: list[InvalidServer] = []
+        self._servers: dict[str, _Mounted] = {}
+        self._owners: dict[str, str] = {}
+        self._started = False
+        self._hold_registration = False
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    async def start(self, specs: list[ServerSpec] | None = None) -> None:
+        """Read the configuration and start every enabled server, in parallel."""
+        if self._started:
+            return
+        self._started = True
+        if specs is None:
+            specs, self.invalid = load_specs(self.workspace, self.config, self.diagnostics)
+        if not specs:
+            return
+        from deftly.features.mcp.connection import McpConnection
+
+        for spec in specs:
+            connection = McpConnection(spec, on_connected=self._connected)
+            self._servers[spec.name] = _Mounted(connection)
+        # Register in configuration order once all are up, so who wins a name is stable.
+        starting = [m.connection for m in self._servers.values() if m.connection.spec.enabled]
+        self._hold_registration = True
+        try:
+            await asyncio.gather(*(c.start() for c in starting))
+        finally:
+            self._hold_registration = False
+        for mounted in self._servers.values():
+            connection = mounted.connection
+            if connection.state == "connected":
+                self._register(mounted)
+            elif connection.state == "failed":
+                self._report(
+                    "warning",
+                    connection.name,
+                    f"not mounted: {connection.last_error}",
+                    "mcp.server_failed",
+                )
+
+    async def close(self) -> None:
+        """Stop every server (bounded; one slow server does not hold up the others) and take
+        their tools out of the registry. The statuses stay readable."""
+        for mounted in self._servers.values():
+            for undo in mounted.unregister:
+                undo()
+            mounted.unregister = []
+        self._owners.clear()
+        await asyncio.gather(
+            *(m.connection.close() for m in self._servers.values()), return_exceptions=True
+        )
+
+    # -- registration --------------------------------------------------------------------
+
+    def _connected(self, connection: McpConnection) -> None:
+        """A (re)connect succeeded: (re)register its tools, the list may have changed."""
+        mounted = self._servers.get(connection.name)
+        if mounted is not None and not self._hold_registration:
+            self._register(mounted)
+
+    def _register(self, mounted: _Mounted) -> None:
+        connection = mounted.connection
+        server = connection.name
+        for undo in mounted.unregister:
+            undo()
+        for qualified in [q for q, owner in self._owners.items() if owner == server]:
+            del self._owners[qualified]
+        mounted.unregister, mounted.tools, mounted.collisions = [], [], []
+        from deftly.features.mcp.tool import McpTool
+
+        first_raw: dict[str, str] = {}
+        for remote in connection.tools:
+            if not connection.spec.offers(remote.name):
+                continue
+            qualified = qualify(server, remote.name)
+            owner = self._owners.get(qualified)
+            if qualified in first_raw:
+                mounted.collisions.append(
+                    Collision(qualified, remote.name, "same_server", first_raw[qualified])
+                )
+                continue
+            if owner is not None:
+                mounted.collisions.append(Collision(qualified, remote.name, "other_server", owner))
+                continue
+            if qualified in self.registry:
+                mounted.collisions.append(
+                    Collision(qualified, remote.name, "other_tool", qualified)
+                )
+                continue
+            first_raw[qualified] = remote.name
+            tool = McpTool(
+                qualified,
+                remote,
+                connection,
+                trust_hints=self.config.trust_read_only_hints,
+                max_text=self.max_text,
+            )
+            mounted.unregister.append(
+                self.registry.register(tool, source="mcp", disclosure=self.disclosure)
+            )
+            self._owners[qualified] = server
+            mounted.tools.append(MountedTool(qualified, remote.name))
+        if mounted.collisions:
+            items = "; ".join(c.describe() for c in mounted.collisions)
+            count = len(mounted.collisions)
+            self._report(
+                "warning",
+                server,
+                f"{count} tool name{'s' if count != 1 else ''} collided with names already "
+                f"taken, so {'those tools were' if count != 1 else 'that tool was'} left out "
+                f"(the first keeps the name): {items}",
+                "mcp.tool_name_collision",
+            )
+
+    def _report(
+        self, level: Literal["error", "warning"], server: str, text: str, kind: str
+    ) -> None:
+        source = f'MCP server "{server}"'
+        self.diagnostics.append(Diagnostic(level, source, text))
+        self.events.emit(RuntimeNotice(kind, f"{source}: {text}", {"server": server}))
+
+    def describe_missing(self, name: str) -> str | None:
+        """Why a tool of a server that is not running does not exist (executor hook)."""
+        for mounted in self._servers.values():
+            connection = mounted.connection
+            if not name.startswith(f"{MCP_PREFIX}{sanitize_part(connection.name)}{SEPARATOR}"):
+                continue
+            if connection.state == "disabled":
+                return (
+                    f'There is no tool "{name}": the MCP server "{connection.name}" is disabled '
+                    "in its configuration."
+                )
+            if connection.state in ("failed", "pending"):
+                reason = (connection.last_error or "it is not running").splitlines()[0]
+                return (
+                    f'There is no tool "{name}" right now: the MCP server "{connection.name}" is '
+                    f"not running ({reason}). Tell the user; `deftly mcp list` shows the details."
+                )
+        return None
+
+    # -- status --------------------------------------------------------------------------
+
+    def connection(self, name: str) -> McpConnection | None:
+        mounted = self._servers.get(name)
+        return mounted.connection if mounted else None
+
+    def statuses(self) -> list[ServerStatus]:
+        """Every configured server (valid or not) in configuration order."""
+        out: list[ServerStatus] = []
+        for mounted in self._servers.values():
+            c = mounted.connection
+            out.append(
+                ServerStatus(
+                    name=c.name,
+                    state=c.state,
+                    transport=c.spec.transport,
+                    target=c.spec.target,
+                    origin=c.spec.origin,
+                    tools=tuple(mounted.tools),
+                    collisions=tuple(mounted.collisions),
+                    last_error=c.last_error,
+                    protocol_version=c.protocol_version,
+                    server=c.server_name,
+                    ignored_keys=c.spec.ignored_keys,
+                    restarts=c.restarts,
+                )
+            )
+        out.extend(
+            ServerStatus(
+                name=bad.name,
+                state="invalid",
+                transport="?",
+                target="",
+                origin=bad.origin,
+                last_error=bad.error,
+            )
+            for bad in self.invalid
+        )
+        return out

@@ -1,0 +1,62 @@
+"""EnterPlanMode: switch to plan mode, with a fresh plan file."""
+
+from __future__ import annotations
+
+import asyncio
+
+from pydantic import BaseModel, ConfigDict
+
+from deftly.contract.accesses import Accesses
+from deftly.contract.describe import describe
+from deftly.contract.result import ToolResult
+from deftly.contract.tool import Tool, ToolContext, ToolExecution, ToolTraits
+from deftly.env.base import ExecEnv
+from deftly.features.plan.mode import PlanMode
+
+
+class EnterPlanModeParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class EnterPlanModeTool(Tool[EnterPlanModeParams]):
+    name = "EnterPlanMode"
+    description = describe("enter_plan_mode.md")
+    params = EnterPlanModeParams
+    traits = ToolTraits(read_only=True, idempotent=True)
+
+    def __init__(self, env: ExecEnv, plan_mode: PlanMode) -> None:
+        self.env = env
+        self.plan_mode = plan_mode
+
+    def resolve(self, args: EnterPlanModeParams) -> ToolExecution:
+        return ToolExecution(
+            accesses=Accesses.none(),
+            description="Entering plan mode",
+            approval_rule=self.name,
+            execute=self._enter,
+        )
+
+    async def _enter(self, ctx: ToolContext) -> ToolResult:
+        state = self.plan_mode
+        if state.active:
+            return ToolResult.ok(
+                f"Plan mode is already on. Plan file: {state.plan_path}\n"
+                "Write the plan there and call ExitPlanMode when it is ready."
+            )
+        try:
+            await asyncio.to_thread(self.env.make_dirs, state.plans_dir)
+        except OSError as exc:
+            return ToolResult.error(
+                f"Could not enter plan mode: the plans directory {state.plans_dir} cannot be "
+                f"created ({exc.strerror or exc})."
+            )
+        path = state.enter()
+        return ToolResult.ok(
+            "Plan mode is on.\n"
+            f"Plan file: {path}\n\n"
+            "1. Investigate with read-only tools (Read, Grep, Glob); use Bash only to look.\n"
+            "2. Work out a concrete, step-by-step plan.\n"
+            "3. Write it to the plan file with Write (or Edit).\n"
+            "4. Call ExitPlanMode to have the user review and approve it.\n\n"
+            "Until the plan is approved, Write and Edit may only write the plan file."
+        )

@@ -1,0 +1,88 @@
+"""TaskOutput: a background task's status and its newest output (optionally waiting)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from deftly.config.shell import ShellConfig
+from deftly.contract.accesses import Accesses
+from deftly.contract.describe import describe
+from deftly.contract.display import TaskDisplay
+from deftly.contract.result import ToolResult
+from deftly.contract.tool import Tool, ToolContext, ToolExecution, ToolTraits
+from deftly.features.shell.format import format_duration
+from deftly.features.shell.tasks import BackgroundTasks, ShellTask
+from deftly.features.shell.views import render_task
+from deftly.policy.rules import glob_rule_matcher
+
+MAX_WAIT = 600
+
+
+class TaskOutputParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    task_id: str = Field(description="The task's id, e.g. bash-1a2b3c4d (from Bash or TaskList).")
+    block: bool = Field(
+        False,
+        description="Wait for the task to end (up to `timeout`) before answering. Usually "
+        "unnecessary: you are notified when a task ends.",
+    )
+    timeout: int = Field(
+        30,
+        ge=1,
+        le=MAX_WAIT,
+        description="With block: the most seconds to wait (1-600).",
+    )
+
+
+def unknown_task(tasks: BackgroundTasks, task_id: str) -> ToolResult:
+    known = ", ".join(t.id for t in tasks.entries()[-10:])
+    hint = f" Known tasks: {known}." if known else " There are no background tasks in this session."
+    return ToolResult.error(
+        f'No background task has the id "{task_id}".{hint} TaskList shows the ids.'
+    )
+
+
+class TaskOutputTool(Tool[TaskOutputParams]):
+    name = "TaskOutput"
+    description = describe("task_output.md")
+    params = TaskOutputParams
+    traits = ToolTraits(read_only=True)
+
+    def __init__(self, tasks: BackgroundTasks, config: ShellConfig) -> None:
+        self.tasks = tasks
+        self.config = config
+
+    def description_vars(self) -> dict[str, object]:
+        return {"PREVIEW_KIB": self.config.preview_bytes // 1024}
+
+    def resolve(self, args: TaskOutputParams) -> ToolExecution | ToolResult:
+        task = self.tasks.get(args.task_id)
+        if task is None:
+            return unknown_task(self.tasks, args.task_id)
+        return ToolExecution(
+            execute=lambda ctx: self._read(ctx, task, args),
+            approval_rule=self.name,
+            matches_rule=glob_rule_matcher(task.id),
+            accesses=Accesses.read_tree(self.tasks.log_dir),  # this session's own task
+            display=TaskDisplay(
+                task_id=task.id,
+                status=task.status.value,
+                description=task.description,
+                task_kind="bash",
+            ),
+            description=f"Reading output of task {task.id}",
+        )
+
+    async def _read(self, ctx: ToolContext, task: ShellTask, args: TaskOutputParams) -> ToolResult:
+        note = ""
+        if args.block and task.running:
+            await self.tasks.wait_any([task], args.timeout, ctx.cancel)
+            if task.running:
+                note = (
+                    f"\n\nwait: still running after {format_duration(args.timeout)} (not an "
+                    "error). Carry on with other work; you will be notified when it ends."
+                )
+        text = render_task(task, preview_bytes=self.config.preview_bytes)
+        self.tasks.mark_reported([task])
+        return ToolResult.ok(text + note)

@@ -1,0 +1,86 @@
+"""How a task is shown to the model (TaskList, TaskOutput, TaskStop, WaitFor)."""
+
+from __future__ import annotations
+
+import time
+
+from deftly.features.shell.format import format_duration, format_size, local_time, record
+from deftly.features.shell.output import decode_tail
+from deftly.features.shell.tasks import ShellTask, TaskStatus, signal_name
+
+
+def task_fields(task: ShellTask, *, now: float | None = None) -> list[tuple[str, object]]:
+    now = time.monotonic() if now is None else now
+    fields: list[tuple[str, object]] = [
+        ("task_id", task.id),
+        ("status", task.status.value),
+    ]
+    if task.status is not TaskStatus.RUNNING:
+        fields.append(("exit_code", task.exit_code))
+        if task.signal is not None:
+            fields.append(("signal", signal_name(task.signal)))
+        fields.append(("reason", task.reason))
+    fields += [
+        ("command", task.command),
+        ("description", task.description if task.description != task.command else None),
+        ("started_at", local_time(task.started_at)),
+    ]
+    if task.running:
+        fields.append(("running_for", format_duration(task.age_seconds(now))))
+        if task.stopping:
+            fields.append(("note", "being stopped"))
+    else:
+        fields.append(("ran_for", format_duration(task.runtime_seconds(now))))
+    if task.detached:
+        fields.append(("detached", "yes (outlives the runtime; output goes straight to the log)"))
+    return fields
+
+
+def output_fields(task: ShellTask) -> list[tuple[str, object]]:
+    out = task.log
+    fields: list[tuple[str, object]] = [("output_size", f"{format_size(out.total)}")]
+    if out.persisted:
+        fields.append(("log_path", out.path))
+        if not out.complete:
+            fields.append(
+                (
+                    "log_holds",
+                    f"the first {format_size(out.kept)} (the log limit); the rest was not kept",
+                )
+            )
+    elif out.error:
+        fields.append(("log_error", out.error))
+    return fields
+
+
+def preview(task: ShellTask, limit: int) -> tuple[str, bool]:
+    """The newest output, at most `limit` bytes; and whether that is less than all of it."""
+    data = task.log.tail(limit)
+    return decode_tail(data), len(data) < task.log.total
+
+
+def render_task(
+    task: ShellTask,
+    *,
+    preview_bytes: int = 0,
+    now: float | None = None,
+) -> str:
+    """A task's record, its output facts and (optionally) its newest output."""
+    text = record([*task_fields(task, now=now), *output_fields(task)])
+    if preview_bytes <= 0:
+        return text
+    if task.log.total == 0:
+        return text + "\n\n[output]\n(no output)"
+    body, cut = preview(task, preview_bytes)
+    shown = format_size(len(task.log.tail(preview_bytes)))
+    body = body.rstrip("\n")
+    if cut:
+        where = (
+            f"; the whole log is at {task.log.path} (page it with Read or search it with Grep)"
+            if task.log.persisted
+            else ""
+        )
+        head = f"[newest output: the last {shown} of {format_size(task.log.total)}{where}]"
+    else:
+        head = "[output]"
+    return f"{text}\n\n{head}\n{body}"

@@ -1,0 +1,396 @@
+"""`deftly serve`: a runtime's tools as an MCP server (the SDK's low-level `Server`).
+
+Every `tools/call` becomes one call through the runtime's executor, the same pipeline as
+everything else: validation, path policy, permissions, hooks, output budget. While it runs,
+the call's progress events become MCP progress notifications; when the client cancels the
+request, the call's cancel token fires and the tool stops.
+
+Approval questions reach the client's user in one of two ways, depending on the protocol
+version the client speaks:
+
+- handshake era (≤ 2025-11-25): an `elicitation/create` request sent back to the client in
+  the middle of the call;
+- 2026-07-28 and later: the call answers `InputRequiredResult` (the question and an opaque
+  `request_state`) and stays parked; the client retries with the user's answer and the same
+  `request_state`, and the parked call continues where it stopped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import secrets
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import mcp.types as mt
+from mcp.server import Server, ServerRequestContext
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+
+from deftly.contract.schema import JsonSchema
+from deftly.contract.tool import BaseTool, CancelToken, ToolUpdate
+from deftly.execution.calls import CallResult, ToolCall
+from deftly.execution.events import Event, EventListener, RuntimeNotice, ToolProgress
+from deftly.features.mcp.connection import deftly_version
+from deftly.features.mcp.content import to_mcp_content
+from deftly.registry.registry import ToolRegistry
+from deftly.serve.approval import ElicitationApprover
+from deftly.serve.prompts import SkillPrompts
+
+log = logging.getLogger(__name__)
+
+HIDDEN_TOOLS = frozenset({"select_tools"})
+"""MCP clients do their own tool disclosure."""
+
+MAX_PROGRESS_MESSAGE = 1_000
+LOGGED_NOTICES = {"task_finished": "deftly.tasks"}
+"""Runtime notices also sent to the client as MCP log messages, and their logger names."""
+FLUSH_SECONDS = 2.0
+
+
+class ServedTool(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def parameters(self) -> JsonSchema: ...
+
+
+class ToolHost(Protocol):
+    """What the server needs from a runtime (the mcp layer does not import the runtime)."""
+
+    registry: ToolRegistry
+
+    def tools(self) -> Sequence[ServedTool]: ...
+
+    async def run_batch(
+        self, calls: Sequence[ToolCall], *, cancel: CancelToken | None = None
+    ) -> list[CallResult]: ...
+
+    def subscribe(self, listener: EventListener) -> Callable[[], None]: ...
+
+
+def annotations_for(tool: BaseTool) -> mt.ToolAnnotations:
+    """What the tool declares, as MCP hints; a mounted MCP tool passes its server's on."""
+    passed_on = getattr(tool, "annotations", None)
+    if isinstance(passed_on, mt.ToolAnnotations):
+        return passed_on
+    traits = tool.traits
+    return mt.ToolAnnotations(
+        read_only_hint=traits.read_only,
+        destructive_hint=traits.destructive and not traits.read_only,
+        idempotent_hint=traits.idempotent,
+        open_world_hint=traits.open_world,
+    )
+
+
+@dataclass(eq=False)
+class _Ask:
+    key: str
+    request: mt.ElicitRequest
+    answer: asyncio.Future[mt.ElicitResult | None]
+
+
+@dataclass(eq=False)
+class CallChannel:
+    """One MCP `tools/call` and its way back to the client (progress, questions)."""
+
+    call_id: str
+    tool: str
+    ctx: ServerRequestContext[Any]
+    cancel: CancelToken = field(default_factory=CancelToken)
+    task: asyncio.Task[CallResult] | None = None
+    progress: asyncio.Queue[ToolUpdate] = field(default_factory=asyncio.Queue)
+    asks: asyncio.Queue[_Ask] = field(default_factory=asyncio.Queue)
+    last_progress: float = 0.0
+    _asked: int = 0
+
+    @property
+    def modern(self) -> bool:
+        return self.ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
+
+    @property
+    def can_elicit(self) -> bool:
+        capabilities = self.ctx.session.client_capabilities
+        elicitation = capabilities.elicitation if capabilities else None
+        if elicitation is None:
+            return False
+        if elicitation.url is not None and elicitation.form is None:
+            return False  # URL-only clients cannot show a form
+        return self.modern or self.ctx.session.can_send_request
+
+    async def elicit(
+        self, message: str, schema: dict[str, Any], patience: float
+    ) -> mt.ElicitResult | None:
+        if self.modern:
+            self._asked += 1
+            answer: asyncio.Future[mt.ElicitResult | None] = (
+                asyncio.get_running_loop().create_future()
+            )
+            request = mt.ElicitRequest(
+                params=mt.ElicitRequestFormParams(message=message, requested_schema=schema)
+            )
+            await self.asks.put(_Ask(f"approval_{self._asked}", request, answer))
+            waiting: asyncio.Future[Any] = answer
+        else:
+            waiting = asyncio.ensure_future(
+                self.ctx.session.elicit_form(
+                    message, schema, related_request_id=self.ctx.request_id
+                )
+            )
+        stopped = asyncio.ensure_future(self.cancel.wait())
+        try:
+            done, _ = await asyncio.wait(
+                {waiting, stopped}, timeout=patience, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            stopped.cancel()
+        if waiting not in done:
+            waiting.cancel()
+            return None
+        try:
+            result = waiting.result()
+        except Exception as exc:
+            log.info("asking the MCP client's user failed: %s", exc)
+            return None
+        return result if isinstance(result, mt.ElicitResult) else None
+
+    def next_progress(self, update: ToolUpdate) -> tuple[float, float | None, str | None]:
+        """Progress must grow with every notification, whatever the tool reports."""
+        if update.progress is not None and update.progress > self.last_progress:
+            value, total = float(update.progress), update.total
+        else:
+            value, total = self.last_progress + 1, None
+        self.last_progress = value
+        message = (update.text or "").strip() or None
+        if message and len(message) > MAX_PROGRESS_MESSAGE:
+            message = "…" + message[-MAX_PROGRESS_MESSAGE:]
+        return value, total, message
+
+
+@dataclass(eq=False)
+class _Parked:
+    channel: CallChannel
+    ask: _Ask
+    timer: asyncio.TimerHandle
+
+
+class ToolServer:
+    """Serves a runtime's active tools over MCP."""
+
+    def __init__(
+        self,
+        host: ToolHost,
+        *,
+        approver: ElicitationApprover | None = None,
+        name: str = "deftly",
+        instructions: str | None = None,
+        answer_timeout: float = 600.0,
+        prompts: SkillPrompts | None = None,
+    ) -> None:
+        self.host = host
+        self.answer_timeout = answer_timeout
+        self._ids = itertools.count(1)
+        self._channels: dict[str, CallChannel] = {}
+        self._parked: dict[str, _Parked] = {}
+        self._background: set[asyncio.Task[Any]] = set()
+        self._last_ctx: ServerRequestContext[Any] | None = None
+        """The latest request's context: log messages go back on its connection."""
+        if approver is not None:
+            approver.bind(self._channels.get)
+        self.server: Server[Any] = Server(
+            name,
+            version=deftly_version(),
+            instructions=instructions,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            get_tool_input_schema=self._input_schema,
+            on_list_prompts=prompts.list_prompts if prompts else None,
+            on_get_prompt=prompts.get_prompt if prompts else None,
+        )
+        self._unsubscribe = host.subscribe(self._on_event)
+
+    # -- listing -------------------------------------------------------------------------
+
+    def tool_definitions(self) -> list[mt.Tool]:
+        out: list[mt.Tool] = []
+        for info in self.host.tools():
+            if info.name in HIDDEN_TOOLS:
+                continue
+            entry = self.host.registry.get(info.name)
+            out.append(
+                mt.Tool(
+                    name=info.name,
+                    description=info.description,
+                    input_schema=info.parameters,
+                    annotations=annotations_for(entry.tool) if entry else None,
+                )
+            )
+        return out
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any], params: mt.PaginatedRequestParams | None
+    ) -> mt.ListToolsResult:
+        self._last_ctx = ctx
+        return mt.ListToolsResult(tools=self.tool_definitions())
+
+    def _input_schema(self, name: str) -> dict[str, Any] | None:
+        entry = self.host.registry.get(name)
+        return entry.tool.parameters if entry else None
+
+    # -- calling -------------------------------------------------------------------------
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any], params: mt.CallToolRequestParams
+    ) -> mt.CallToolResult | mt.InputRequiredResult:
+        self._last_ctx = ctx
+        if params.request_state is not None:
+            return await self._resume(ctx, params)
+        channel = CallChannel(f"mcp_{next(self._ids)}", params.name, ctx)
+        self._channels[channel.call_id] = channel
+        channel.task = asyncio.create_task(self._run(channel, params.arguments))
+        return await self._drive(channel)
+
+    async def _run(self, channel: CallChannel, arguments: dict[str, Any] | None) -> CallResult:
+        try:
+            [result] = await self.host.run_batch(
+                [ToolCall(channel.call_id, channel.tool, arguments or {})], cancel=channel.cancel
+            )
+            return result
+        finally:
+            self._channels.pop(channel.call_id, None)
+
+    async def _drive(self, channel: CallChannel) -> mt.CallToolResult | mt.InputRequiredResult:
+        """Wait for the call to finish, or to need an answer from the client's user."""
+        task = channel.task
+        assert task is not None
+        pump = asyncio.create_task(self._pump_progress(channel))
+        try:
+            ask = asyncio.ensure_future(channel.asks.get())
+            try:
+                await asyncio.wait({task, ask}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                if not ask.done():
+                    ask.cancel()
+            if not task.done():
+                return self._park(channel, ask.result())
+        except asyncio.CancelledError:
+            channel.cancel.cancel("the MCP client cancelled the request", by_user=True)
+            self._keep(task)
+            raise
+        finally:
+            pump.cancel()
+        await self._flush_progress(channel)
+        return self._result(task.result())
+
+    def _park(self, channel: CallChannel, ask: _Ask) -> mt.InputRequiredResult:
+        state = secrets.token_urlsafe(24)
+        timer = asyncio.get_running_loop().call_later(self.answer_timeout, self._expire, state)
+        self._parked[state] = _Parked(channel, ask, timer)
+        return mt.InputRequiredResult(input_requests={ask.key: ask.request}, request_state=state)
+
+    def _expire(self, state: str) -> None:
+        parked = self._parked.pop(state, None)
+        if parked is None:
+            return
+        if not parked.ask.answer.done():
+            parked.ask.answer.set_result(None)
+        if parked.channel.task is not None:
+            self._keep(parked.channel.task)
+
+    async def _resume(
+        self, ctx: ServerRequestContext[Any], params: mt.CallToolRequestParams
+    ) -> mt.CallToolResult | mt.InputRequiredResult:
+        parked = self._parked.get(params.request_state or "")
+        if parked is None or parked.channel.tool != params.name:
+            return mt.CallToolResult(
+                content=[
+                    mt.TextContent(
+                        type="text",
+                        text=f'This answer for "{params.name}" came too late or does not match '
+                        "a waiting call, so it was ignored. Call the tool again.",
+                    )
+                ],
+                is_error=True,
+            )
+        del self._parked[params.request_state or ""]
+        parked.timer.cancel()
+        channel = parked.channel
+        channel.ctx = ctx
+        answer = (params.input_responses or {}).get(parked.ask.key)
+        if not parked.ask.answer.done():
+            parked.ask.answer.set_result(answer if isinstance(answer, mt.ElicitResult) else None)
+        return await self._drive(channel)
+
+    @staticmethod
+    def _result(call: CallResult) -> mt.CallToolResult:
+        return mt.CallToolResult(content=to_mcp_content(call.result), is_error=call.is_error)
+
+    def _keep(self, task: asyncio.Task[Any]) -> None:
+        """Let a call the client gave up on finish (cancelling) in the background."""
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    # -- progress ------------------------------------------------------------------------
+
+    def _on_event(self, event: Event) -> None:
+        if isinstance(event, ToolProgress):
+            channel = self._channels.get(event.call_id)
+            if channel is not None:
+                channel.progress.put_nowait(event.update)
+        elif isinstance(event, RuntimeNotice) and event.kind in LOGGED_NOTICES:
+            with contextlib.suppress(RuntimeError):  # no loop: nobody to tell
+                task = asyncio.get_running_loop().create_task(
+                    self._log(LOGGED_NOTICES[event.kind], event.message)
+                )
+                self._keep(task)
+
+    async def _log(self, logger: str, message: str) -> None:
+        """A notice as an MCP log message (`notifications/message`, level info): on a call
+        in flight when there is one (2026-07-28 clients take log messages only there, and
+        only when they asked for them), else on the connection of the latest request."""
+        live = next(iter(self._channels.values()), None)
+        ctx = live.ctx if live is not None else self._last_ctx
+        if ctx is None:
+            return
+        try:
+            with warnings.catch_warnings():  # deprecated in 2026-07-28, still what clients read
+                warnings.simplefilter("ignore")
+                await ctx.session.send_log_message("info", message, logger=logger)
+        except Exception as exc:
+            log.debug("could not send a log message to the client: %s", exc)
+
+    async def _send_progress(self, channel: CallChannel, update: ToolUpdate) -> None:
+        value, total, message = channel.next_progress(update)
+        try:
+            await channel.ctx.session.report_progress(value, total, message)
+        except Exception as exc:
+            log.debug("could not send progress for %s: %s", channel.call_id, exc)
+
+    async def _pump_progress(self, channel: CallChannel) -> None:
+        while True:
+            update = await channel.progress.get()
+            await self._send_progress(channel, update)
+
+    async def _flush_progress(self, channel: CallChannel) -> None:
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(FLUSH_SECONDS):
+                while not channel.progress.empty():
+                    await self._send_progress(channel, channel.progress.get_nowait())
+
+    # -- shutdown ------------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        """Answer what is still parked, let calls in flight finish cancelling."""
+        self._unsubscribe()
+        for state in list(self._parked):
+            self._expire(state)
+        for channel in list(self._channels.values()):
+            channel.cancel.cancel("deftly serve is shutting down")
+        if self._background:
+            await asyncio.wait(self._background, timeout=10.0)

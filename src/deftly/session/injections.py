@@ -1,0 +1,84 @@
+"""The injection channel: everything the model must hear at the start of its next turn.
+
+One channel per agent. Producers either push an injection when something happens (a
+skill was loaded, a plan reminder) or register a *source* the channel asks when it is
+drained (the deferred-tool announcement, background tasks that ended). Whoever talks to
+the model drains the channel once per request: the agent loop before each step; without a
+loop, the executor adds what is pending to the next tool result's note.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Injection:
+    """One thing to tell the model: `kind` names its producer ("deferred_tools",
+    "task_finished", "skill", "plan_reminder", ...); `text` is what the model reads."""
+
+    kind: str
+    text: str
+
+
+InjectionSource = Callable[[], Sequence[Injection]]
+"""Asked at each drain: the injections pending now, each given out once."""
+
+
+class Injections:
+    """One agent's channel. Thread-safe: tasks end on watcher threads."""
+
+    def __init__(self) -> None:
+        self._pending: list[Injection] = []
+        self._sources: list[InjectionSource] = []
+        self._lock = threading.Lock()
+
+    def push(self, kind: str, text: str) -> None:
+        """Queue `text` for the model's next turn."""
+        with self._lock:
+            self._pending.append(Injection(kind, text))
+
+    def add_source(self, source: InjectionSource) -> Callable[[], None]:
+        """Ask `source` at every drain; returns the way to stop asking."""
+        with self._lock:
+            self._sources.append(source)
+
+        def remove() -> None:
+            with self._lock:
+                if source in self._sources:
+                    self._sources.remove(source)
+
+        return remove
+
+    def drain(self, kinds: Callable[[str], bool] | None = None) -> list[Injection]:
+        """Everything pending, in order (pushed first, then each source's), each once.
+
+        `kinds` keeps some back: only injections whose kind it accepts are taken (the rest
+        stay for a later drain). A source that raises is logged and skipped.
+        """
+        with self._lock:
+            sources = tuple(self._sources)
+        gathered: list[Injection] = []
+        for source in sources:
+            try:
+                gathered.extend(source())
+            except Exception:
+                log.exception("injection source failed")
+        with self._lock:
+            self._pending.extend(gathered)
+            if kinds is None:
+                taken, self._pending = self._pending, []
+            else:
+                taken = [item for item in self._pending if kinds(item.kind)]
+                self._pending = [item for item in self._pending if not kinds(item.kind)]
+        return taken
+
+    def peek(self) -> list[Injection]:
+        """What is pushed and not yet drained (sources are not asked)."""
+        with self._lock:
+            return list(self._pending)
