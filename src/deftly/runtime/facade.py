@@ -16,7 +16,6 @@ import inspect
 import itertools
 import logging
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -83,32 +82,13 @@ from deftly.registry.contribution import (
 from deftly.registry.host import HostHandler, HostTool
 from deftly.registry.registry import Disclosure, RegisteredTool, Source, ToolRegistry
 from deftly.registry.services import Services
+from deftly.runtime.tool_info import ToolInfo
 from deftly.session import SessionClaim, data_home, new_session_id, prune_sessions, session_dir
 
 log = logging.getLogger(__name__)
 
 ExtraTool = BaseTool | ToolContribution | type[BaseTool] | str
 Closer = Callable[[], Awaitable[None]]
-
-
-@dataclass(frozen=True, slots=True)
-class ToolInfo:
-    """What a client is told about one tool."""
-
-    name: str
-    description: str
-    parameters: JsonSchema
-    source: Source
-    disclosure: Disclosure
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "description": self.description,
-            "parameters": self.parameters,
-            "source": self.source,
-            "disclosure": self.disclosure,
-        }
 
 
 class Runtime:

@@ -1,0 +1,29 @@
+"""`ToolInfo`: what a client (a model, `deftly tools`, `deftly serve`) is told about a tool."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from deftly.contract.schema import JsonSchema
+from deftly.registry.registry import Disclosure, Source
+
+
+@dataclass(frozen=True, slots=True)
+class ToolInfo:
+    """What a client is told about one tool."""
+
+    name: str
+    description: str
+    parameters: JsonSchema
+    source: Source
+    disclosure: Disclosure
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "parameters": self.parameters,
+            "source": self.source,
+            "disclosure": self.disclosure,
+        }
