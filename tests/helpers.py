@@ -226,6 +226,7 @@ class WriteTool(ScribbleTool):
     replaces the whole file, which the permission chain's restorable-write link reads."""
 
     name = "Write"
+    traits = ToolTraits(writes_files=True)
 
     def resolve(self, args: WriteParams) -> ToolExecution:
         execution = super().resolve(args)
@@ -240,10 +241,17 @@ class NamedTool(Tool[EchoParams]):
 
     params = EchoParams
 
-    def __init__(self, name: str, *, read_only: bool = False, subject: str | None = None):
+    def __init__(
+        self,
+        name: str,
+        *,
+        read_only: bool = False,
+        subject: str | None = None,
+        traits: ToolTraits | None = None,
+    ):
         self.name = name
         self.description = name
-        self.traits = ToolTraits(read_only=read_only)
+        self.traits = traits or ToolTraits(read_only=read_only)
         self._subject = subject
 
     def resolve(self, args: EchoParams) -> ToolExecution:

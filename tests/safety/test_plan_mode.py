@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from deftly import Outcome, Runtime
+from deftly import Outcome, Runtime, ToolTraits
 from deftly.contract.display import PlanReviewDisplay
 from deftly.policy import ApprovalRequest, ApprovalResponse
 from tests.helpers import NamedTool, PeekTool, ScribbleTool, WriteTool
@@ -42,10 +42,10 @@ async def runtime(make_runtime: Any, **kwargs: Any) -> Runtime:
             WriteTool,
             PeekTool,
             ScribbleTool,
-            NamedTool("Edit"),
-            NamedTool("TaskStop"),
-            NamedTool("CronCreate"),
-            NamedTool("CronDelete"),
+            NamedTool("Edit", traits=ToolTraits(writes_files=True)),
+            NamedTool("TaskStop", traits=ToolTraits(stops_tasks=True)),
+            NamedTool("CronCreate", traits=ToolTraits(schedules_work=True)),
+            NamedTool("CronDelete", traits=ToolTraits(schedules_work=True)),
             NamedTool("CronList", read_only=True),
         ],
         **kwargs,

@@ -43,9 +43,6 @@ from deftly.serve.prompts import SkillPrompts
 
 log = logging.getLogger(__name__)
 
-HIDDEN_TOOLS = frozenset({"select_tools"})
-"""MCP clients do their own tool disclosure."""
-
 MAX_PROGRESS_MESSAGE = 1_000
 LOGGED_NOTICES = {"task_finished": "deftly.tasks"}
 """Runtime notices also sent to the client as MCP log messages, and their logger names."""
@@ -220,9 +217,9 @@ class ToolServer:
     def tool_definitions(self) -> list[mt.Tool]:
         out: list[mt.Tool] = []
         for info in self.host.tools():
-            if info.name in HIDDEN_TOOLS:
-                continue
             entry = self.host.registry.get(info.name)
+            if entry is not None and entry.tool.traits.discloses_tools:
+                continue  # MCP clients do their own tool disclosure
             out.append(
                 mt.Tool(
                     name=info.name,

@@ -23,7 +23,7 @@ class SelectTools(Tool[SelectToolsParams]):
     name = SELECT_TOOLS
     description = describe("select_tools.md")
     params = SelectToolsParams
-    traits = ToolTraits(read_only=True, idempotent=True)
+    traits = ToolTraits(read_only=True, idempotent=True, discloses_tools=True)
 
     def __init__(self, deferred: DeferredTools) -> None:
         self.deferred = deferred

@@ -58,7 +58,7 @@ class EditTool(TrackedFileTool[EditParams]):
     name = "Edit"
     params = EditParams
     description = describe("edit.md")
-    traits = ToolTraits(destructive=True)
+    traits = ToolTraits(destructive=True, writes_files=True)
     action = "edit"
 
     def description_vars(self) -> Mapping[str, object]:

@@ -101,7 +101,7 @@ class WriteTool(TrackedFileTool[WriteParams]):
     name = "Write"
     params = WriteParams
     description = describe("write.md")
-    traits = ToolTraits(destructive=True)
+    traits = ToolTraits(destructive=True, writes_files=True)
     action = "write"
 
     def resolve(self, args: WriteParams) -> ToolExecution:

@@ -47,7 +47,7 @@ class ExitPlanModeTool(Tool[ExitPlanModeParams]):
     name = "ExitPlanMode"
     description = describe("exit_plan_mode.md")
     params = ExitPlanModeParams
-    traits = ToolTraits(read_only=True)
+    traits = ToolTraits(read_only=True, exits_plan_mode=True)
 
     def __init__(self, env: ExecEnv, plan_mode: PlanMode) -> None:
         self.env = env

@@ -1,13 +1,17 @@
 """Plan mode: its state (a runtime service) and its guard (a before-hook).
 
 While plan mode is on, the model investigates and writes a plan instead of changing things:
-Write/Edit may only write the plan file, and stopping background tasks or changing cron
-jobs is refused. A call that declares it can be proven read-only or not (a shell command,
+a tool that writes files (trait `writes_files`: Write, Edit) may only write the plan file,
+and a tool that stops background tasks (`stops_tasks`) or schedules work (`schedules_work`:
+cron) is refused. A call that declares it can be proven read-only or not (a shell command,
 through `ToolExecution.not_read_only`) runs as usual when it only reads; otherwise it asks,
 in yolo mode too, and in auto mode it is refused. Everything else follows the normal
-permissions. `ExitPlanMode`
-shows the plan to the user for approval (display `plan_review`) and plan mode ends only
-when they approve it; in auto mode it ends without review, and the model is told so.
+permissions. A tool that ends plan mode (`exits_plan_mode`: ExitPlanMode) shows the plan
+to the user for approval (display `plan_review`) and plan mode ends only when they approve
+it; in auto mode it ends without review, and the model is told so.
+
+The guard decides by the traits the called tool declares, never by its name; a tool whose
+traits cannot be read is refused while planning (fail closed).
 """
 
 from __future__ import annotations
@@ -23,15 +27,16 @@ from pydantic import BaseModel
 from deftly.contract.accesses import path_key
 from deftly.contract.display import GenericDisplay, PlanReviewDisplay
 from deftly.contract.result import ToolResult
-from deftly.contract.tool import ToolExecution
+from deftly.contract.tool import ToolExecution, ToolTraits
 from deftly.execution.hooks import BeforeContext, Decision, Proceed, Veto
 from deftly.execution.permission_gate import Answer, declined_text
 from deftly.policy.approval import ApprovalRequest
 
-PLAN_WRITE_TOOLS = frozenset({"Write", "Edit"})
-BLOCKED_TASK_TOOLS = frozenset({"TaskStop"})
-BLOCKED_CRON_TOOLS = frozenset({"CronCreate", "CronDelete"})
-EXIT_TOOL = "ExitPlanMode"
+
+def declared_traits(ctx: BeforeContext) -> ToolTraits | None:
+    """The traits the called tool declares, or None when it declares none readable."""
+    traits = getattr(ctx.tool, "traits", None)
+    return traits if isinstance(traits, ToolTraits) else None
 
 
 class PlanMode:
@@ -108,10 +113,20 @@ class PlanGuard:
         """Calls a person approved here, so the permission gate does not ask again."""
 
     async def __call__(self, ctx: BeforeContext) -> Decision:
+        """Refuse, ask about or review the call while plan mode is on; None lets it on."""
         if not self.state.active:
             return None
         name = ctx.call.name
-        if name in PLAN_WRITE_TOOLS:
+        traits = declared_traits(ctx)
+        if traits is None:
+            return Veto(
+                ToolResult.error(
+                    f"Plan mode is on, and {name} does not declare what it does (its traits), "
+                    "so it cannot be told apart from a tool that changes things. Call "
+                    "ExitPlanMode first to get your plan approved."
+                )
+            )
+        if traits.writes_files:
             if self.state.writes_only_the_plan(ctx.execution):
                 return None
             return Veto(
@@ -121,24 +136,24 @@ class PlanGuard:
                     "get it approved before you change other files."
                 )
             )
-        if name in BLOCKED_TASK_TOOLS:
+        if traits.stops_tasks:
             return Veto(
                 ToolResult.error(
                     f"{name} is not available in plan mode. Call ExitPlanMode first if a "
                     "background task really has to be stopped."
                 )
             )
-        if name in BLOCKED_CRON_TOOLS:
+        if traits.schedules_work:
             return Veto(
                 ToolResult.error(
                     f"{name} is not available in plan mode: it would change scheduled work that "
                     "runs after planning. Call ExitPlanMode first."
                 )
             )
-        if name == EXIT_TOOL:
+        if traits.exits_plan_mode:
             return await self._review(ctx)
         proof = ctx.execution.not_read_only
-        if proof is not None and not ctx.tool.traits.read_only:
+        if proof is not None and not traits.read_only:
             change = proof()
             if change is not None:
                 return await self._may_change(ctx, change)
@@ -192,12 +207,14 @@ class PlanGuard:
         if ctx.call.id in self._approved:
             self._approved.discard(ctx.call.id)
             return "the user approved it in plan mode"
+        traits = declared_traits(ctx)
         if (
             self.state.active
-            and ctx.call.name in PLAN_WRITE_TOOLS
+            and traits is not None
+            and traits.writes_files
             and self.state.writes_only_the_plan(ctx.execution)
         ):
-            return "plan mode lets Write/Edit write the plan file"
+            return f"plan mode lets {ctx.call.name} write the plan file"
         return None
 
     async def _review(self, ctx: BeforeContext) -> Decision:

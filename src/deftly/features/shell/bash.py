@@ -46,7 +46,6 @@ from deftly.registry.registry import ToolRegistry
 
 LINE_CHARS = 2_000
 FOOTER_CHARS = 1_500
-TASK_TOOLS = ("TaskOutput", "TaskStop")
 _EXIT_HINTS = {
     126: " (126 usually means a file was found but is not executable)",
     127: " (127 usually means the command was not found)",
@@ -115,8 +114,12 @@ class BashTool(Tool[BashParams]):
 
     def background_enabled(self) -> bool:
         """Background tasks need someone to follow them: a runtime that outlives the call
-        (not a one-shot `deftly call`) and the tools to do it (TaskOutput, TaskStop)."""
-        return self.tasks.background and all(name in self.registry for name in TASK_TOOLS)
+        (not a one-shot `deftly call`) and registered tools that read a task's output and
+        stop tasks (traits `reads_task_output`, `stops_tasks`: TaskOutput, TaskStop)."""
+        if not self.tasks.background:
+            return False
+        traits = [entry.tool.traits for entry in self.registry]
+        return any(t.reads_task_output for t in traits) and any(t.stops_tasks for t in traits)
 
     def description_vars(self) -> Mapping[str, object]:
         cfg = self.config

@@ -47,7 +47,7 @@ class TaskOutputTool(Tool[TaskOutputParams]):
     name = "TaskOutput"
     description = describe("task_output.md")
     params = TaskOutputParams
-    traits = ToolTraits(read_only=True)
+    traits = ToolTraits(read_only=True, reads_task_output=True)
 
     def __init__(self, tasks: BackgroundTasks, config: ShellConfig) -> None:
         self.tasks = tasks

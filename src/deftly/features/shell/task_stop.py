@@ -27,7 +27,7 @@ class TaskStopTool(Tool[TaskStopParams]):
     name = "TaskStop"
     description = describe("task_stop.md")
     params = TaskStopParams
-    traits = ToolTraits(destructive=True, idempotent=True)
+    traits = ToolTraits(destructive=True, idempotent=True, stops_tasks=True)
 
     def __init__(self, tasks: BackgroundTasks, config: ShellConfig) -> None:
         self.tasks = tasks

@@ -77,8 +77,12 @@ from deftly.policy.rules import path_rule_matcher
 from deftly.policy.sensitive import private_key_reason, sensitive_reason
 
 FILE_WRITE_RULE = "Write"
-"""The rule name under which a person allows writing a file (`Write(build/**)`): such an
-allow rule also covers a shell command's redirection to that file."""
+"""The word of the rule language for writing a file (`Write(build/**)`): besides the Write
+tool's calls, such a rule covers every file a call declares writing when it may do more
+than it declares (a shell command's redirection). It is part of the rules a person writes,
+not a guard on a tool name: it must keep covering redirections whatever tools are
+registered, so it is not derived from tool traits (a deny rule must not lapse when the
+Write tool is switched off)."""
 
 ModeListener = Callable[[Mode, Mode], None]
 _PLAIN = ToolTraits()
