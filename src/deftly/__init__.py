@@ -7,52 +7,125 @@ real files and processes. Start with `Runtime`:
 
     async with Runtime("path/to/repo", mode="manual") as rt:
         result = await rt.call("Read", {"path": "README.md"})
+
+Everything a user of the library or a tool writer needs is importable from here: the
+runtime, the tool contract, approvals, events, hook decisions, the execution environment,
+the path policy's helpers and the errors. Deeper modules are the implementation; their
+names may move between versions, these do not. Importing `deftly` loads neither the MCP SDK
+nor the command line's libraries.
 """
 
 from deftly.contract import (
     Accesses,
+    AgentCallDisplay,
+    AudioPart,
     BaseTool,
     CancelToken,
+    CommandDisplay,
+    ConfigError,
     ContentPart,
+    DeftlyError,
+    DiffDisplay,
     Display,
+    FileIODisplay,
+    GenericDisplay,
+    GoalStartDisplay,
     ImagePart,
+    InvalidArguments,
     PathSecurityError,
+    PlanReviewDisplay,
     RuleMatch,
     SchemaTool,
+    SearchDisplay,
+    SkillCallDisplay,
+    TaskDisplay,
+    TaskStopDisplay,
     TextPart,
+    TodoListDisplay,
     Tool,
     ToolContext,
     ToolDeclined,
     ToolExecution,
+    ToolLoadError,
     ToolResult,
     ToolTraits,
     ToolUpdate,
+    UrlFetchDisplay,
     describe,
 )
-from deftly.execution import CallResult, Outcome, ResultBuilder, ToolCall
-from deftly.execution.events import RuntimeNotice, ToolCallFinished, ToolCallStarted, ToolProgress
-from deftly.execution.hooks import Allow, Proceed, Veto
-from deftly.policy import Workspace, literal_rule, path_rule_matcher
-from deftly.policy.approval import ApprovalRequest, ApprovalResponse, Approver
+from deftly.contract.identity import MAIN_AGENT, Identity
+from deftly.env import ExecEnv, LocalEnv
+from deftly.execution import (
+    AfterContext,
+    AfterHook,
+    Allow,
+    BeforeContext,
+    BeforeHook,
+    CallResult,
+    Decision,
+    Event,
+    Outcome,
+    Proceed,
+    ResultBuilder,
+    RuntimeNotice,
+    ToolCall,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolProgress,
+    Veto,
+)
+from deftly.policy import (
+    ApprovalRequest,
+    ApprovalResponse,
+    Approver,
+    Mode,
+    PathOp,
+    Workspace,
+    literal_rule,
+    path_rule_matcher,
+)
 from deftly.registry import Profile, ToolContribution
 from deftly.runtime import Runtime, ToolInfo
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "MAIN_AGENT",
     "Accesses",
+    "AfterContext",
+    "AfterHook",
+    "AgentCallDisplay",
     "Allow",
     "ApprovalRequest",
     "ApprovalResponse",
     "Approver",
+    "AudioPart",
     "BaseTool",
+    "BeforeContext",
+    "BeforeHook",
     "CallResult",
     "CancelToken",
+    "CommandDisplay",
+    "ConfigError",
     "ContentPart",
+    "Decision",
+    "DeftlyError",
+    "DiffDisplay",
     "Display",
+    "Event",
+    "ExecEnv",
+    "FileIODisplay",
+    "GenericDisplay",
+    "GoalStartDisplay",
+    "Identity",
     "ImagePart",
+    "InvalidArguments",
+    "LocalEnv",
+    "Mode",
     "Outcome",
+    "PathOp",
     "PathSecurityError",
+    "PlanReviewDisplay",
     "Proceed",
     "Profile",
     "ResultBuilder",
@@ -60,7 +133,12 @@ __all__ = [
     "Runtime",
     "RuntimeNotice",
     "SchemaTool",
+    "SearchDisplay",
+    "SkillCallDisplay",
+    "TaskDisplay",
+    "TaskStopDisplay",
     "TextPart",
+    "TodoListDisplay",
     "Tool",
     "ToolCall",
     "ToolCallFinished",
@@ -70,10 +148,12 @@ __all__ = [
     "ToolDeclined",
     "ToolExecution",
     "ToolInfo",
+    "ToolLoadError",
     "ToolProgress",
     "ToolResult",
     "ToolTraits",
     "ToolUpdate",
+    "UrlFetchDisplay",
     "Veto",
     "Workspace",
     "__version__",
