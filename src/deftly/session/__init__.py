@@ -1,7 +1,8 @@
 """Sessions: where a runtime keeps what outlives one call, and what the model hears next.
 
-`paths`: the data home and one directory per session; `injections`: the per-agent channel
-for everything the model must hear at its next turn.
+`paths`: the data home, one directory per session and the shared claim on it; `store`: the
+typed state store persisted in the session directory, with change events; `injections`: the
+per-agent channel for everything the model must hear at its next turn.
 """
 
 from deftly.session.injections import Injection, Injections, InjectionSource
@@ -13,6 +14,7 @@ from deftly.session.paths import (
     prune_sessions,
     session_dir,
 )
+from deftly.session.store import StateChanged, StateListener, StateSlot, StateStore
 
 __all__ = [
     "IN_USE",
@@ -20,6 +22,10 @@ __all__ = [
     "InjectionSource",
     "Injections",
     "SessionClaim",
+    "StateChanged",
+    "StateListener",
+    "StateSlot",
+    "StateStore",
     "data_home",
     "new_session_id",
     "prune_sessions",
