@@ -321,7 +321,7 @@ async def test_after_hooks_see_every_outcome_and_can_replace_results(make_runtim
 
 async def test_cancel_gives_grace_then_reports_cancelled(make_runtime: Any) -> None:
     rt: Runtime = await make_runtime(tools=ALL)
-    rt.executor.grace_seconds = 0.2
+    rt.agent.executor.grace_seconds = 0.2
     token = CancelToken()
 
     async def cancel_soon() -> None:
@@ -348,7 +348,7 @@ async def test_cancel_gives_grace_then_reports_cancelled(make_runtime: Any) -> N
 
 async def test_a_tool_that_finishes_within_grace_keeps_its_result(make_runtime: Any) -> None:
     rt: Runtime = await make_runtime(tools=ALL)
-    rt.executor.grace_seconds = 1.0
+    rt.agent.executor.grace_seconds = 1.0
     token = CancelToken()
     asyncio.get_running_loop().call_later(0.05, token.cancel)
     [result] = await rt.run_batch(
@@ -359,7 +359,7 @@ async def test_a_tool_that_finishes_within_grace_keeps_its_result(make_runtime: 
 
 async def test_cancelling_the_caller_stops_the_tools_and_reraises(make_runtime: Any) -> None:
     rt: Runtime = await make_runtime(tools=ALL)
-    rt.executor.grace_seconds = 0.1
+    rt.agent.executor.grace_seconds = 0.1
     finished: list[ToolCallFinished] = []
     rt.subscribe(lambda e: finished.append(e) if isinstance(e, ToolCallFinished) else None)
     task = asyncio.create_task(rt.call("Broken", {"how": "stubborn"}))

@@ -88,7 +88,7 @@ def test_schema_shaped_payloads_for_every_tool_never_escape_run_batch(
 
     async def scenario() -> None:
         async with Runtime(workspace, config={}, plugins=False) as rt:
-            rt.executor.grace_seconds = 0.05
+            rt.agent.executor.grace_seconds = 0.05
             tools = rt.tools()
             picks = data.draw(st.lists(st.sampled_from(tools), min_size=1, max_size=5))
             calls = [
@@ -125,7 +125,7 @@ def test_random_payloads_for_every_tool_never_escape_run_batch(
         async with Runtime(
             workspace, config={}, plugins=False, tools=[EchoTool, SleepTool, BigTool, BrokenTool]
         ) as rt:
-            rt.executor.grace_seconds = 0.05
+            rt.agent.executor.grace_seconds = 0.05
             names = [*names_of(rt), "NoSuchTool"]
             calls = [
                 {"id": f"c{i}", "name": names[index % len(names)], "arguments": args}

@@ -322,7 +322,7 @@ def test_file_changing_during_the_read_is_reported(tmp_path: Path) -> None:
 async def test_reading_stamps_the_file_for_the_stale_guard(rt: Runtime, workspace: Path) -> None:
     (workspace / "f.txt").write_text("x\n")
     await call(rt, "Read", {"path": "f.txt"})
-    tracker = rt.services.get(FileTracker)
+    tracker = rt.service(FileTracker)
     stamp = tracker.get((workspace / "f.txt").resolve())
     assert stamp is not None and stamp.digest is not None and stamp.size == 2
 

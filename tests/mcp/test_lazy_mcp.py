@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from deftly import Runtime
+from deftly.features.mcp.manager import McpManager
 from deftly.features.mcp.naming import qualify
 from deftly.features.mcp.selection import may_own
 from tests.conftest import subprocess_env
@@ -105,12 +106,13 @@ async def test_the_library_option_narrows_the_servers(
     config, pid_file = servers
     runtime = Runtime(workspace, config={"mcp": {"config_files": [str(config)]}}, plugins=False)
     async with runtime.only_mcp_for(["Read", "Grep"]) as rt:
-        assert rt.mcp.statuses() == [] or all(s.state != "connected" for s in rt.mcp.statuses())
+        statuses = rt.service(McpManager).statuses()
+        assert statuses == [] or all(s.state != "connected" for s in statuses)
         assert not any(t.source == "mcp" for t in rt.tools())
     assert not pid_file.exists()
     runtime = Runtime(workspace, config={"mcp": {"config_files": [str(config)]}}, plugins=False)
     async with runtime.only_mcp_for(["mcp__live__add"]) as rt:
-        assert [s.name for s in rt.mcp.statuses()] == ["live"]
+        assert [s.name for s in rt.service(McpManager).statuses()] == ["live"]
         assert any(t.name == "mcp__live__echo" for t in rt.tools())
 
 

@@ -18,6 +18,7 @@ import pytest
 
 from deftly import CancelToken, ImagePart, Outcome, Runtime, TextPart
 from deftly.execution.events import Event, RuntimeNotice, ToolProgress
+from deftly.features.mcp.manager import McpManager
 from deftly.features.mcp.naming import qualify
 from deftly.features.mcp.tool import McpTool
 from tests.conftest import subprocess_env
@@ -55,7 +56,7 @@ async def test_mounted_tools_run_through_the_whole_pipeline(
         infos = {i.name: i for i in rt.tools()}
         assert infos["mcp__fake__echo"].source == "mcp"
         assert infos["mcp__fake__echo"].parameters["required"] == ["text"]
-        assert rt.mcp.statuses()[0].state == "connected"
+        assert rt.service(McpManager).statuses()[0].state == "connected"
 
         echo = await rt.call("mcp__fake__echo", {"text": "hi"})
         assert (echo.is_error, echo.text) == (False, "hi")
@@ -134,12 +135,12 @@ async def test_a_server_that_dies_mid_call_fails_at_once_and_restarts(workspace:
         assert 'MCP server "fake" stopped while running "crash"' in crashed.text
         assert "crashing on purpose" in crashed.text  # its stderr, for the user
         assert "restarted on the next call" in crashed.text
-        [status] = rt.mcp.statuses()
+        [status] = rt.service(McpManager).statuses()
         assert status.state == "failed" and "crashing on purpose" in (status.last_error or "")
 
         again = await rt.call("mcp__fake__pid", {})
         assert not again.is_error and int(again.text) != first_pid
-        [status] = rt.mcp.statuses()
+        [status] = rt.service(McpManager).statuses()
         assert status.state == "connected" and status.restarts == 1
         assert await eventually(lambda: not alive(first_pid))
     finally:
@@ -153,7 +154,7 @@ async def test_a_server_that_died_while_idle_is_restarted_before_the_next_call(
     try:
         pid = int((await rt.call("mcp__fake__pid", {})).text)
         subprocess.run(["kill", "-9", str(pid)], check=True)
-        connection = rt.mcp.connection("fake")
+        connection = rt.service(McpManager).connection("fake")
         assert connection is not None
         for _ in range(200):  # the end of its output is noticed without any call
             if connection.state == "failed":
@@ -179,7 +180,7 @@ async def test_servers_that_hang_or_exit_on_start_do_not_stop_the_others(
     rt = await mount(workspace, servers)
     try:
         assert time.monotonic() - started < 2 + MARGIN
-        states = {s.name: s for s in rt.mcp.statuses()}
+        states = {s.name: s for s in rt.service(McpManager).statuses()}
         assert states["good"].state == "connected"
         assert states["hangs"].state == "failed"
         assert "did not start within 2 s" in (states["hangs"].last_error or "")
@@ -210,7 +211,7 @@ async def test_a_call_that_hangs_is_abandoned_after_the_call_timeout(workspace: 
         assert hung.is_error and 'did not answer "hang" within 2 s' in hung.text
         after = await rt.call("mcp__fake__echo", {"text": "still here"})
         assert after.text == "still here"
-        assert rt.mcp.statuses()[0].state == "connected"
+        assert rt.service(McpManager).statuses()[0].state == "connected"
     finally:
         await rt.close()
 
@@ -250,7 +251,7 @@ async def test_long_and_colliding_names(workspace: Path) -> None:
     rt.subscribe(lambda e: notices.append(e) if isinstance(e, RuntimeNotice) else None)
     await rt.start()
     try:
-        first, second = rt.mcp.statuses()
+        first, second = rt.service(McpManager).statuses()
         long_name = qualify("srv a", "t" * 80)
         assert len(long_name) == 64
         names = {t.name for t in first.tools}
@@ -281,16 +282,17 @@ async def test_closing_the_runtime_stops_every_server(workspace: Path, tmp_path:
     rt = await mount(workspace, {"fake": fake("--pid-file", str(pid_file))})
     pid = int(pid_file.read_text())
     assert alive(pid)
+    manager = rt.service(McpManager)
     await rt.close()
     assert await eventually(lambda: not alive(pid))
-    assert rt.mcp.statuses()[0].state == "closed"
+    assert manager.statuses()[0].state == "closed"
 
 
 async def test_disabled_servers_are_not_started(workspace: Path, tmp_path: Path) -> None:
     pid_file = tmp_path / "pid"
     rt = await mount(workspace, {"off": fake("--pid-file", str(pid_file), enabled=False)})
     try:
-        [status] = rt.mcp.statuses()
+        [status] = rt.service(McpManager).statuses()
         assert status.state == "disabled" and status.tools == ()
         assert not pid_file.exists()
         result = await rt.call("mcp__off__echo", {"text": "x"})
@@ -325,7 +327,7 @@ async def test_a_streamable_http_server_is_mounted_with_headers(
         workspace, {"web": {"url": url, "headers": {"X-Test": "1"}, "call_timeout": 5}}
     )
     try:
-        [status] = rt.mcp.statuses()
+        [status] = rt.service(McpManager).statuses()
         assert status.state == "connected" and status.transport == "http"
         result = await rt.call("mcp__web__echo", {"text": "over http"})
         assert result.text == "over http"

@@ -7,6 +7,7 @@ from typing import Any
 
 from deftly import Outcome, Runtime, ToolContext
 from deftly.features import disclosure as meta
+from deftly.features.disclosure.disclosure import DeferredTools
 from tests.helpers import EchoTool
 from tests.mcp.conftest import fake
 
@@ -122,7 +123,7 @@ async def test_removed_tools_are_announced_as_removed(workspace: Path, tmp_path:
         assert "<tools_removed>\nNotes\n</tools_removed>" in change
         remove()
         assert "<tools_removed>\nGamma\n</tools_removed>" in (rt.model_tools().announcement or "")
-        rt.disclosure.reset()
+        rt.service(DeferredTools).reset()
         assert "mcp__srv__echo" in (rt.model_tools().announcement or "")
     finally:
         await rt.close()

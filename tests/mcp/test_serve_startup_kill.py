@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from deftly.features.mcp.manager import McpManager
 from tests.conftest import subprocess_env
 from tests.mcp.conftest import alive, fake, wait_until
 
@@ -80,7 +81,7 @@ async def test_a_runtime_whose_start_is_cancelled_stops_its_mcp_servers(
 
     try:
         assert await eventually(lambda: started(slow_pid) and started(quick_pid))
-        assert await eventually(lambda: rt.mcp.statuses()[0].state == "connected")
+        assert await eventually(lambda: rt.service(McpManager).statuses()[0].state == "connected")
         pids = [int(slow_pid.read_text()), int(quick_pid.read_text())]
         starting.cancel()
         with pytest.raises(asyncio.CancelledError):

@@ -10,6 +10,7 @@ import pytest
 
 from deftly import Outcome, Runtime, ToolTraits
 from deftly.contract.display import PlanReviewDisplay
+from deftly.features.plan.mode import PlanMode
 from deftly.policy import ApprovalRequest, ApprovalResponse
 from tests.helpers import NamedTool, PeekTool, ScribbleTool, WriteTool
 
@@ -56,7 +57,7 @@ async def runtime(make_runtime: Any, **kwargs: Any) -> Runtime:
 async def enter_and_write_plan(rt: Runtime, plan: str = PLAN) -> Path:
     entered = await rt.call("EnterPlanMode", {})
     assert not entered.is_error, entered.text
-    path = rt.plan_mode.plan_path
+    path = rt.service(PlanMode).plan_path
     assert path is not None and str(path) in entered.text
     wrote = await rt.call("Write", {"path": str(path), "content": plan})
     assert not wrote.is_error, wrote.text
@@ -68,12 +69,12 @@ async def test_entering_needs_no_approval_and_names_the_plan_file(
 ) -> None:
     rt = await runtime(make_runtime)
     result = await rt.call("EnterPlanMode", {})
-    assert not result.is_error and rt.plan_mode.active
-    path = rt.plan_mode.plan_path
+    assert not result.is_error and rt.service(PlanMode).active
+    path = rt.service(PlanMode).plan_path
     assert path is not None and path.parent.is_dir() and not path.exists()
     assert path.parent == rt.session_dir / "plans"
     again = await rt.call("EnterPlanMode", {})
-    assert "already on" in again.text and rt.plan_mode.plan_path == path
+    assert "already on" in again.text and rt.service(PlanMode).plan_path == path
 
 
 async def test_the_guard_allows_only_the_plan_file(make_runtime: Any, ws: Path) -> None:
@@ -103,8 +104,8 @@ async def test_other_tools_follow_the_normal_permissions(make_runtime: Any, ws: 
 async def test_a_deny_rule_still_wins_over_plan_mode(make_runtime: Any, ws: Path) -> None:
     rt = await runtime(make_runtime, config={"permissions": {"deny": ["Write"]}})
     await rt.call("EnterPlanMode", {})
-    assert rt.plan_mode.plan_path is not None
-    result = await rt.call("Write", {"path": str(rt.plan_mode.plan_path), "content": PLAN})
+    assert rt.service(PlanMode).plan_path is not None
+    result = await rt.call("Write", {"path": str(rt.service(PlanMode).plan_path), "content": PLAN})
     assert result.is_error and "denied by the permission rule" in result.text
 
 
@@ -120,7 +121,7 @@ async def test_exit_shows_the_plan_and_leaves_plan_mode_when_approved(
     assert isinstance(request.display, PlanReviewDisplay)
     assert request.display.plan == PLAN and request.display.path == str(path)
     assert request.display.kind == "plan_review"
-    assert not rt.plan_mode.active
+    assert not rt.service(PlanMode).active
     assert "The user approved the plan" in result.text and "## Approved plan" in result.text
     assert PLAN in result.text
     after = await rt.call("Write", {"path": "src/app.py", "content": "x"})
@@ -150,10 +151,10 @@ async def test_feedback_keeps_plan_mode_on(make_runtime: Any, ws: Path) -> None:
     await enter_and_write_plan(rt)
     revise = await rt.call("ExitPlanMode", {})
     assert not revise.is_error and "also update the docs" in revise.text
-    assert rt.plan_mode.active
+    assert rt.service(PlanMode).active
     rejected = await rt.call("ExitPlanMode", {})
     assert rejected.is_error and rejected.result.stop_turn
-    assert "rejected the plan" in rejected.text and rt.plan_mode.active
+    assert "rejected the plan" in rejected.text and rt.service(PlanMode).active
 
 
 @pytest.mark.parametrize(
@@ -166,7 +167,7 @@ async def test_without_review_the_model_is_told_so(
     rt = await runtime(make_runtime, approver=reviewer, **settings)
     await enter_and_write_plan(rt)
     result = await rt.call("ExitPlanMode", {})
-    assert not result.is_error and not rt.plan_mode.active
+    assert not result.is_error and not rt.service(PlanMode).active
     assert "NOT reviewed" in result.text and reviewer.requests == []
 
 
@@ -176,7 +177,7 @@ async def test_nobody_to_review_keeps_plan_mode_on(make_runtime: Any, ws: Path) 
     result = await rt.call("ExitPlanMode", {})
     assert result.is_error and "--yes" in result.text and "--mode auto" in result.text
     assert "plan mode is still on" in result.text and "allow = [" not in result.text
-    assert rt.plan_mode.active
+    assert rt.service(PlanMode).active
 
 
 async def test_exit_needs_plan_mode_and_a_plan(make_runtime: Any, ws: Path) -> None:
@@ -185,8 +186,8 @@ async def test_exit_needs_plan_mode_and_a_plan(make_runtime: Any, ws: Path) -> N
     assert off.is_error and "plan mode is off" in off.text
     await rt.call("EnterPlanMode", {})
     empty = await rt.call("ExitPlanMode", {})
-    assert empty.is_error and "empty or missing" in empty.text and rt.plan_mode.active
-    await rt.call("Write", {"path": str(rt.plan_mode.plan_path), "content": PLAN})
+    assert empty.is_error and "empty or missing" in empty.text and rt.service(PlanMode).active
+    await rt.call("Write", {"path": str(rt.service(PlanMode).plan_path), "content": PLAN})
     same = [{"label": "A"}, {"label": " a "}]
     dup = await rt.call("ExitPlanMode", {"options": same})
     assert dup.is_error and "same label" in dup.text

@@ -24,6 +24,7 @@ from deftly.config import load_config, user_config_dir
 from deftly.config.trust import STORE_NAME, TrustStore
 from deftly.config.untrusted import restrict
 from deftly.contract import ConfigError
+from deftly.features.mcp.manager import McpManager
 from deftly.session import data_home
 
 HOOK = """
@@ -113,7 +114,7 @@ async def test_an_untrusted_mcp_json_server_is_never_started(
     rt = await started(workspace)
     try:
         assert not marker.exists()
-        assert rt.mcp.statuses() == []
+        assert rt.service(McpManager).statuses() == []
         [warning] = trust_warnings(rt)
         assert "MCP servers (planted)" in warning and str(mcp_json) in warning
     finally:
@@ -122,7 +123,7 @@ async def test_an_untrusted_mcp_json_server_is_never_started(
     rt = await started(workspace, trust=True)  # the server starts (and fails: it exits)
     try:
         assert marker.exists()
-        assert [s.name for s in rt.mcp.statuses()] == ["planted"]
+        assert [s.name for s in rt.service(McpManager).statuses()] == ["planted"]
     finally:
         await rt.close()
 
@@ -139,7 +140,7 @@ async def test_a_users_relative_mcp_file_in_the_workspace_counts_only_when_trust
     planted = marker_server(workspace, marker).rename(workspace / ".mcp.json")
     rt = await started(workspace)
     try:
-        assert not marker.exists() and rt.mcp.statuses() == []
+        assert not marker.exists() and rt.service(McpManager).statuses() == []
         [warning] = trust_warnings(rt)
         assert f"MCP servers (planted) from {planted}" in warning
     finally:

@@ -29,7 +29,7 @@ async def shell(make_runtime: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def tasks_of(runtime: Runtime) -> BackgroundTasks:
-    return runtime.services.get(BackgroundTasks)
+    return runtime.service(BackgroundTasks)
 
 
 def new_marker() -> str:

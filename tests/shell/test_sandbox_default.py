@@ -345,7 +345,7 @@ async def test_commands_see_their_own_processes_and_a_signal_is_named(
     make_runtime: Any,
 ) -> None:
     rt = await _yolo(make_runtime)
-    tasks = rt.services.get(BackgroundTasks)
+    tasks = rt.service(BackgroundTasks)
     assert tasks.launcher.sandbox.active
     seen = await rt.call("Bash", {"command": "echo $$; ls /proc | grep -c '^[0-9]'"})
     pid, count = (int(x) for x in seen.text.split())

@@ -6,4 +6,7 @@ from pydantic import BaseModel, ConfigDict
 
 
 class Section(BaseModel):
+    """Base of every config section: unknown keys are errors (with a suggested spelling), values are
+    frozen once loaded, and a key may be given by its alias."""
+
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)

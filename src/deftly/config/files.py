@@ -15,6 +15,9 @@ MIB = 1024 * 1024
 
 
 class FilesConfig(Section):
+    """`[files]`: the limits of Read, Glob, Grep and the other file tools (the tool descriptions
+    quote these values)."""
+
     # -- Read ------------------------------------------------------------------------------
     read_max_lines: int = Field(1_000, ge=1, le=100_000, description="Most lines one Read returns.")
     read_max_bytes: int = Field(

@@ -21,6 +21,9 @@ from deftly.config.base import Section
 
 
 class CommandHookConfig(Section):
+    """One external hook: a shell command run for the calls whose tool name `matcher` matches, given
+    the call as JSON on stdin."""
+
     matcher: str = Field(
         "",
         description='A regular expression matched against the whole tool name ("" or "*": all).',
@@ -51,6 +54,9 @@ class CommandHookConfig(Section):
 
 
 class HooksConfig(Section):
+    """`[hooks]`: the external commands run before (`PreToolUse`, which may block a call) and after
+    (`PostToolUse`) tool calls."""
+
     pre_tool_use: list[CommandHookConfig] = Field(
         default_factory=list,
         alias="PreToolUse",

@@ -40,11 +40,14 @@ CONCATENATED_LISTS = frozenset(
 
 
 def user_config_dir() -> Path:
+    """The user's deftly config directory: `$XDG_CONFIG_HOME/deftly`, else `~/.config/deftly`."""
     base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
     return Path(base) / "deftly"
 
 
 def config_paths(workspace: Path) -> list[Path]:
+    """The config files of `workspace`, in the order they apply: the user's, then the workspace's
+    own (the later one wins)."""
     return [user_config_dir() / "config.toml", workspace / ".deftly" / "config.toml"]
 
 
@@ -64,6 +67,9 @@ def is_user_file(path: Path) -> bool:
 
 @dataclass
 class LoadedConfig:
+    """The merged configuration with where it came from: the files read (to point an error at a file
+    and line) and what an untrusted workspace's file was not allowed to set."""
+
     config: DeftlyConfig
     files: list[Path] = field(default_factory=list)
     _texts: dict[Path, str] = field(default_factory=dict)
@@ -134,6 +140,8 @@ def _known_keys(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
 
 
 def parse_config(data: Mapping[str, Any], where: str = "the configuration") -> DeftlyConfig:
+    """Validate one config table (as parsed from TOML); raise ConfigError naming `where` and each
+    bad key, with a suggested spelling for an unknown one."""
     try:
         return DeftlyConfig.model_validate(dict(data))
     except ValidationError as exc:

@@ -16,6 +16,9 @@ from deftly.config.base import Section
 
 
 class McpConfig(Section):
+    """`[mcp]`: timeouts for MCP servers and their calls, deferred disclosure of their tools, and
+    whether their read-only hints are believed."""
+
     startup_timeout: float = Field(
         30.0,
         gt=0,

@@ -17,6 +17,9 @@ from deftly.config.tools import ToolsConfig
 
 
 class DeftlyConfig(Section):
+    """The whole configuration: one typed section per TOML table (`[tools]`, `[permissions]`,
+    `[shell]`, ...), each with its defaults."""
+
     tools: ToolsConfig = Field(default_factory=ToolsConfig)
     output: OutputConfig = Field(default_factory=OutputConfig)
     permissions: PermissionsConfig = Field(default_factory=PermissionsConfig)

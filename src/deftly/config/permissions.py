@@ -45,6 +45,9 @@ RuleItem = str | PermissionRule
 
 
 class PermissionsConfig(Section):
+    """`[permissions]`: the mode, the allow/ask/deny rules, extra directories the tools may reach,
+    and the commands manual mode runs unasked when proven read-only."""
+
     mode: Mode = Field(
         "manual",
         description="manual (ask), yolo (approve most), auto (approve all but deny rules).",

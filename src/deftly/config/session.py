@@ -9,6 +9,9 @@ from deftly.config.base import Section
 
 
 class SessionConfig(Section):
+    """`[session]`: how long finished sessions of a workspace are kept before a runtime's start
+    removes them."""
+
     keep_days: float = Field(
         7.0,
         ge=0,

@@ -49,6 +49,9 @@ class Confinement:
 
 
 class ShellConfig(Section):
+    """`[shell]`: which shell runs commands, their timeouts and output limit, the environment they
+    get, and the sandbox around them."""
+
     shell: str | None = Field(
         None,
         description="The shell that runs commands (a name on PATH or a path). Default: bash "
@@ -138,6 +141,8 @@ class ShellConfig(Section):
 
     @property
     def confinement(self) -> Confinement:
+        """The sandbox settings in one value: `[shell.sandbox]`'s table (or the mode given as a
+        string) completed with `[shell]`'s network and writable defaults."""
         table = (
             self.sandbox
             if isinstance(self.sandbox, SandboxSettings)

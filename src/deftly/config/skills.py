@@ -8,6 +8,9 @@ from deftly.config.base import Section
 
 
 class SkillsConfig(Section):
+    """`[skills]`: whether skills are found and offered, extra folders to look in, and skills to
+    switch off."""
+
     enabled: bool = Field(
         True, description="Find skills and offer the Skill tool. false switches skills off."
     )

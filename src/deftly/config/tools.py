@@ -8,6 +8,9 @@ from deftly.config.base import Section
 
 
 class ToolsConfig(Section):
+    """`[tools]`: which tools are active (allow and deny lists) and extra tool classes to load by
+    `module:Class` path."""
+
     enabled: list[str] = Field(
         default_factory=list,
         description="Allow list: when non-empty, only these tools are active. "

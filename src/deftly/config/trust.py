@@ -30,6 +30,8 @@ STORE_NAME = "trusted-folders.json"
 
 @dataclass(frozen=True, slots=True)
 class TrustedFolder:
+    """One folder the user trusted (by its real path), and since when."""
+
     path: Path
     since: str
     """When it was trusted (UTC, ISO 8601)."""
@@ -56,6 +58,7 @@ class TrustStore:
         """Why the file on disk was not used (unreadable, foreign owner, ...), if it was not."""
 
     def folders(self) -> list[TrustedFolder]:
+        """Every trusted folder, sorted by path."""
         return [
             TrustedFolder(Path(path), str(since)) for path, since in sorted(self._read().items())
         ]
@@ -73,6 +76,7 @@ class TrustStore:
         return None
 
     def is_trusted(self, directory: str | Path) -> bool:
+        """Whether `directory` is a trusted folder or lies inside one."""
         return self.trusted_root(directory) is not None
 
     def trust(self, directory: str | Path) -> Path:
