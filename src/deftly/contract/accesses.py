@@ -14,6 +14,8 @@ from typing import TypeAlias
 
 
 class Operation(StrEnum):
+    """What a declared access does to its path: read, write, both, or search below it."""
+
     READ = "read"
     WRITE = "write"
     READWRITE = "readwrite"
@@ -21,6 +23,8 @@ class Operation(StrEnum):
 
     @property
     def writes(self) -> bool:
+        """Whether the operation changes the path (write or read-write), so it conflicts with any
+        other access to it."""
         return self in (Operation.WRITE, Operation.READWRITE)
 
 
@@ -64,9 +68,12 @@ class FileAccess:
 
     @property
     def key(self) -> str:
+        """The path in the form overlaps are decided on (see `path_key`)."""
         return path_key(self.path)
 
     def overlaps(self, other: FileAccess) -> bool:
+        """Whether the two accesses reach a common path: the same one, or one below the other's
+        recursive access."""
         mine, theirs = self.key, other.key
         if mine == theirs:
             return True
@@ -89,6 +96,8 @@ def _is_under(child: str, parent: str) -> bool:
 
 
 def accesses_conflict(left: Access, right: Access) -> bool:
+    """Whether two accesses may not run at the same time: either touches everything, or at least one
+    writes a path the other reaches."""
     if isinstance(left, AllAccess) or isinstance(right, AllAccess):
         return True
     if not (left.operation.writes or right.operation.writes):
@@ -104,10 +113,12 @@ class Accesses:
 
     @classmethod
     def none(cls) -> Accesses:
+        """Declares touching nothing: the call runs beside any other."""
         return _NONE
 
     @classmethod
     def all(cls) -> Accesses:
+        """Declares touching everything: the call runs alone, as one with `accesses=None` does."""
         return _ALL
 
     @classmethod
@@ -119,30 +130,39 @@ class Accesses:
         recursive: bool = False,
         how: WriteHow | None = None,
     ) -> Accesses:
+        """One access to one path; `recursive` covers everything below it, `how` says how a write
+        changes the file."""
         return cls((FileAccess(operation, os.fspath(path), recursive, how),))
 
     @classmethod
     def read_file(cls, path: str | os.PathLike[str]) -> Accesses:
+        """Reads one file."""
         return cls.file(Operation.READ, path)
 
     @classmethod
     def read_tree(cls, path: str | os.PathLike[str]) -> Accesses:
+        """Reads a directory and everything below it."""
         return cls.file(Operation.READ, path, recursive=True)
 
     @classmethod
     def write_file(cls, path: str | os.PathLike[str], how: WriteHow | None = None) -> Accesses:
+        """Writes one file; give `how` when the tool writes exactly that file, so the permission
+        engine knows what the write can destroy."""
         return cls.file(Operation.WRITE, path, how=how)
 
     @classmethod
     def write_tree(cls, path: str | os.PathLike[str]) -> Accesses:
+        """Writes anywhere in a directory and below it."""
         return cls.file(Operation.WRITE, path, recursive=True)
 
     @classmethod
     def read_write_file(cls, path: str | os.PathLike[str], how: WriteHow | None = None) -> Accesses:
+        """Reads one file and changes it (an edit); `how` as for `write_file`."""
         return cls.file(Operation.READWRITE, path, how=how)
 
     @classmethod
     def search_tree(cls, path: str | os.PathLike[str]) -> Accesses:
+        """Searches a directory and everything below it (conflicts only with writes there)."""
         return cls.file(Operation.SEARCH, path, recursive=True)
 
     def __add__(self, other: Accesses) -> Accesses:
@@ -153,21 +173,27 @@ class Accesses:
 
     @property
     def is_exclusive(self) -> bool:
+        """Whether the call touches everything and must run alone."""
         return any(isinstance(item, AllAccess) for item in self.items)
 
     @property
     def files(self) -> tuple[FileAccess, ...]:
+        """The file accesses, without the touch-everything marker."""
         return tuple(item for item in self.items if isinstance(item, FileAccess))
 
     @property
     def written_paths(self) -> tuple[str, ...]:
+        """The paths the call writes (what the permission engine checks writes against)."""
         return tuple(item.path for item in self.files if item.operation.writes)
 
     @property
     def writes(self) -> tuple[FileAccess, ...]:
+        """The file accesses that write."""
         return tuple(item for item in self.files if item.operation.writes)
 
     def conflicts_with(self, other: Accesses) -> bool:
+        """Whether a call with these accesses must wait for (or go before) a call with `other`,
+        never run beside it."""
         return any(accesses_conflict(a, b) for a in self.items for b in other.items)
 
 

@@ -32,6 +32,7 @@ def render_template(template: str, values: Mapping[str, object], *, source: str 
 
 
 def placeholders(template: str) -> set[str]:
+    """The `${NAME}` placeholders a description template uses."""
     return set(_PLACEHOLDER.findall(template))
 
 
@@ -56,6 +57,8 @@ class describe:
 
     @property
     def template(self) -> str:
+        """The description file's text, placeholders unfilled; read on first use, ToolLoadError
+        (naming the file) when it cannot be read."""
         if self._template is None:
             if self._path is None:
                 raise RuntimeError("describe() must be assigned in a class body")

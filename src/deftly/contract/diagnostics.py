@@ -12,6 +12,9 @@ from typing import Literal
 
 @dataclass(frozen=True, slots=True)
 class Diagnostic:
+    """One problem found while loading config, tools or plugins: how bad it is, where it came from,
+    and what happened."""
+
     level: Literal["warning", "error"]
     source: str
     message: str

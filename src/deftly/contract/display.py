@@ -18,6 +18,8 @@ class _Display(BaseModel):
 
 
 class CommandDisplay(_Display):
+    """A shell command about to run, where, and what it is for (the model's own description)."""
+
     kind: Literal["command"] = "command"
     command: str
     cwd: str | None = None
@@ -26,6 +28,9 @@ class CommandDisplay(_Display):
 
 
 class FileIODisplay(_Display):
+    """A file operation on one path (read, write, edit, glob, grep), with what is read or written
+    where it helps."""
+
     kind: Literal["file_io"] = "file_io"
     operation: Literal["read", "write", "edit", "glob", "grep"]
     path: str
@@ -47,18 +52,24 @@ class DiffDisplay(_Display):
 
 
 class SearchDisplay(_Display):
+    """A search: what is looked for, and where."""
+
     kind: Literal["search"] = "search"
     query: str
     scope: str | None = None
 
 
 class UrlFetchDisplay(_Display):
+    """A web request: the URL and the method."""
+
     kind: Literal["url_fetch"] = "url_fetch"
     url: str
     method: str | None = None
 
 
 class AgentCallDisplay(_Display):
+    """A sub-agent being started: its name, its prompt, and whether it runs in the background."""
+
     kind: Literal["agent_call"] = "agent_call"
     agent_name: str
     prompt: str
@@ -66,22 +77,30 @@ class AgentCallDisplay(_Display):
 
 
 class SkillCallDisplay(_Display):
+    """A skill being loaded, with the arguments it was given."""
+
     kind: Literal["skill_call"] = "skill_call"
     skill_name: str
     args: str | None = None
 
 
 class TodoItem(_Display):
+    """One entry of a todo list: what to do, and how far it is."""
+
     title: str
     status: str
 
 
 class TodoListDisplay(_Display):
+    """The whole todo list after a change."""
+
     kind: Literal["todo_list"] = "todo_list"
     items: list[TodoItem]
 
 
 class TaskDisplay(_Display):
+    """A background task: its id, its state and what it runs."""
+
     kind: Literal["task"] = "task"
     task_id: str
     status: str
@@ -90,17 +109,23 @@ class TaskDisplay(_Display):
 
 
 class TaskStopDisplay(_Display):
+    """A background task about to be stopped."""
+
     kind: Literal["task_stop"] = "task_stop"
     task_id: str
     task_description: str
 
 
 class PlanOption(_Display):
+    """One choice offered when a plan is reviewed."""
+
     label: str
     description: str
 
 
 class PlanReviewDisplay(_Display):
+    """A plan put to a person for review, with the choices they have."""
+
     kind: Literal["plan_review"] = "plan_review"
     plan: str
     path: str | None = None
@@ -108,6 +133,8 @@ class PlanReviewDisplay(_Display):
 
 
 class GoalStartDisplay(_Display):
+    """A goal being started: the objective, how to tell it is done, and the mode it runs in."""
+
     kind: Literal["goal_start"] = "goal_start"
     objective: str
     completion_criterion: str | None = None
@@ -115,6 +142,8 @@ class GoalStartDisplay(_Display):
 
 
 class GenericDisplay(_Display):
+    """Any other call: a one-line summary, with optional structured detail."""
+
     kind: Literal["generic"] = "generic"
     summary: str
     detail: Any = None

@@ -33,6 +33,7 @@ _2019_KEYS = frozenset(
 
 
 def describe_value(value: Any) -> str:
+    """A value as an error message quotes it: its repr, cut short when long."""
     text = repr(value)
     return text if len(text) <= _MAX_SHOWN else text[: _MAX_SHOWN - 3] + "..."
 
@@ -121,6 +122,8 @@ class JsonSchemaValidator:
         self._validator = cls(schema, format_checker=cls.FORMAT_CHECKER)
 
     def problems(self, instance: Any) -> list[str]:
+        """Why `instance` does not match the schema, as short sentences naming each bad field (empty
+        when it matches)."""
         if self._broken:
             return [self._broken]
         errors = sorted(self._validator.iter_errors(instance), key=lambda e: list(e.path))
