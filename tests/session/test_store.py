@@ -229,3 +229,22 @@ def test_another_process_reads_what_this_one_wrote_and_the_last_writer_wins(
     assert mine.get().count == 3  # this process read the key once; it does not reload
     mine.set(Counter(count=4))  # the last writer wins
     assert other_process(10) == "4"
+
+
+def test_reload_reads_the_files_again_but_keeps_an_unsaved_value(tmp_path: Path) -> None:
+    directory = session(tmp_path)
+    store = StateStore(directory)
+    counter, plan = store.slot("counter", Counter), store.slot("plan", PlanState)
+    counter.set(Counter(count=1))
+    plan.set(PlanState(active=True))
+    state = directory / "state"
+    state.rename(directory / "state.away")
+    state.write_text("a file where the state folder should be")
+    plan.set(PlanState(active=True, steps=["unsaved"]))  # this save fails
+    assert plan.problem is not None and "could not save" in plan.problem
+    state.unlink()
+    (directory / "state.away").rename(state)
+    (state / "counter.json").write_text('{"count": 9}')  # as another process would
+    store.reload()
+    assert counter.get().count == 9
+    assert plan.get().steps == ["unsaved"]  # nowhere else: kept

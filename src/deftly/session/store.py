@@ -13,7 +13,8 @@ rename) and read lazily the first time the key is used::
 
 Every `StateStore` on one directory in one process shares the same values, so slots taken
 from different stores see each other's changes at once. Between processes the files are
-the meeting point: a process reads a key once, and the last writer wins. A file that is
+the meeting point: a process reads a key once (until `reload()`, which a session calls
+when it is opened), and the last writer wins. A file that is
 corrupt or no longer fits its model never crashes anything and is never silently lost: the
 key starts from the model's defaults, the old file is kept as `<key>.json.bad`, and the
 slot's `problem` says so. A store without a directory (the session directory could not be
@@ -141,6 +142,16 @@ class StateStore:
                     f"{model.__name__}: give the new model a key of its own"
                 )
         return StateSlot(self._shelf, key, model)
+
+    def reload(self) -> None:
+        """Forget what this process read: each key reads its file again at its next use
+        (a resumed session sees what other processes wrote meanwhile). A value whose save
+        failed is kept, being nowhere else."""
+        with self._shelf.lock:
+            for entry in self._shelf.entries.values():
+                if entry.save_problem is None:
+                    entry.value = None
+                    entry.load_problem = None
 
     def problems(self) -> list[str]:
         """What went wrong with the keys used so far (unreadable files, failed saves)."""
