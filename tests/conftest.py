@@ -1,5 +1,11 @@
 """Shared fixtures. Every test runs with its own HOME-like directories, so nothing a test
-does can read or change the developer's real configuration or data."""
+does can read or change the developer's real configuration or data.
+
+`pytest --env=rooted` (or DEFTLY_TEST_ENV=rooted) runs the tests through a rooted env: the
+runtimes `make_runtime` builds see the test's folder as `/workspace` (see
+`tests/rooted/harness.py`); tests marked `local_env` (they test a local mechanism: the
+command line, `LocalEnv` itself) are skipped there.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +17,39 @@ from typing import Any
 import pytest
 
 from deftly import Runtime
+from tests.rooted.harness import ENV_OPTION, ENV_VARIABLE, ENVS, VIRTUAL_ROOT, virtual_path_type
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        ENV_OPTION,
+        choices=ENVS,
+        default=os.environ.get(ENV_VARIABLE) or "local",
+        help="the execution environment the tools' tests run through (default: local)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "local_env: the test is about a local mechanism (the command line, LocalEnv, host "
+        "paths), so the rooted run skips it",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption(ENV_OPTION) != "rooted":
+        return
+    skip = pytest.mark.skip(reason="about a local mechanism: not run through the rooted env")
+    for item in items:
+        if item.get_closest_marker("local_env") is not None:
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def test_env(request: pytest.FixtureRequest) -> str:
+    """The env the tools' tests run through: "local" or "rooted"."""
+    return str(request.config.getoption(ENV_OPTION))
 
 
 @pytest.fixture(autouse=True)
@@ -24,16 +63,24 @@ def isolated_home(
 
 
 @pytest.fixture
-def workspace(tmp_path: Path) -> Path:
+def workspace(tmp_path: Path, test_env: str) -> Path:
+    """The test's workspace (`tmp_path / "ws"`); in the rooted run a `VirtualPath`
+    naming it as the tools see it (`/workspace/ws`)."""
     root = tmp_path / "ws"
     root.mkdir()
+    if test_env == "rooted":
+        return virtual_path_type(tmp_path)(VIRTUAL_ROOT) / "ws"
     return root
 
 
 @pytest.fixture
-async def make_runtime(workspace: Path) -> AsyncIterator[Callable[..., Any]]:
-    """Build runtimes rooted at the test workspace; all are closed at the end."""
+async def make_runtime(
+    workspace: Path, tmp_path: Path, test_env: str
+) -> AsyncIterator[Callable[..., Any]]:
+    """Build runtimes rooted at the test workspace; all are closed at the end. In the
+    rooted run each gets a rooted env (unless the test passes its own `env`)."""
     made: list[Runtime] = []
+    envs: list[Any] = []
 
     async def make(**kwargs: Any) -> Runtime:
         kwargs.setdefault("config", {})
@@ -41,7 +88,12 @@ async def make_runtime(workspace: Path) -> AsyncIterator[Callable[..., Any]]:
         # Tests that are not about permissions approve every ask (never a deny); the
         # permission tests pass approve_asks=False and an approver of their own.
         kwargs.setdefault("approve_asks", True)
-        runtime = Runtime(kwargs.pop("root", workspace), **kwargs)
+        root = kwargs.pop("root", workspace)
+        if test_env == "rooted" and "env" not in kwargs:
+            kwargs["env"] = rooted_env(tmp_path)
+            envs.append(kwargs["env"])
+            root = str(root)  # the virtual path, as a host passes it to a rooted runtime
+        runtime = Runtime(root, **kwargs)
         await runtime.start()
         made.append(runtime)
         return runtime
@@ -49,6 +101,22 @@ async def make_runtime(workspace: Path) -> AsyncIterator[Callable[..., Any]]:
     yield make
     for runtime in made:
         await runtime.close()
+    for env in envs:
+        env.close()
+
+
+def rooted_env(tmp_path: Path) -> Any:
+    """The rooted env of the rooted run: the test's folder at `/workspace`, and also at its
+    own path (for tests that name a file elsewhere on the machine by its host path)."""
+    from deftly.env.rooted import RootedEnv
+
+    return RootedEnv({VIRTUAL_ROOT: tmp_path, str(tmp_path): tmp_path})
+
+
+def host_path(path: Path) -> str:
+    """The host's name for a path a test holds (the real one behind a `VirtualPath`), for
+    the test's own host-side programs (`git init`, `chattr`)."""
+    return os.fspath(path)
 
 
 def trust_folder(path: Path) -> Path:

@@ -29,7 +29,7 @@ def body_lines(result: CallResult) -> list[str]:
 def git_init(root: Path) -> None:
     """Make `root` a git work tree, so ripgrep honours its .gitignore."""
     if shutil.which("git"):
-        subprocess.run(["git", "init", "-q", str(root)], check=True)
+        subprocess.run(["git", "init", "-q", os.fspath(root)], check=True)
     else:  # pragma: no cover - git is part of the test image
         (root / ".git").mkdir()
 
