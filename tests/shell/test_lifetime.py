@@ -113,7 +113,7 @@ async def test_a_process_that_changed_group_quietly_is_stopped_at_close(shell: A
 def test_a_process_started_in_the_same_tick_as_the_mark_counts_as_before_it() -> None:
     # The sweep at close only stops processes that started at or before the moment their
     # command ended; a stray spawned in the last clock tick must not slip through.
-    env = LocalEnv()
+    env = LocalEnv().process_tree
     late = []
     for _ in range(200):
         proc = subprocess.Popen(["sleep", "5"], start_new_session=True)
@@ -128,7 +128,7 @@ def test_a_process_started_in_the_same_tick_as_the_mark_counts_as_before_it() ->
 
 
 def test_stray_processes_are_told_apart_from_a_reused_session_id() -> None:
-    env = LocalEnv()
+    env = LocalEnv().process_tree
     marker = new_marker()
     before = env.process_mark()
     time.sleep(0.05)  # start times have a resolution of one clock tick

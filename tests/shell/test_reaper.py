@@ -133,7 +133,7 @@ async def test_the_reaper_leaves_the_event_loops_own_children_alone(shell: Any) 
 def test_an_orphan_comes_back_to_deftly_once_it_is_a_subreaper() -> None:
     import subprocess
 
-    assert LocalEnv().adopt_orphans() is True
+    assert LocalEnv().process_tree.adopt_orphans() is True
     marker = new_marker()
     subprocess.run(["bash", "-c", f"setsid -f bash -c 'exec -a {marker} sleep 30'"], check=True)
     try:

@@ -1,6 +1,16 @@
 """Execution environments: the only place tools touch files and processes."""
 
-from deftly.env.base import FS, PROCESS, Capability, ExecEnv, PathChanged
+from deftly.env.base import FS, PROCESS, PROCESS_TREE, Capability, ExecEnv, PathChanged
 from deftly.env.local import LocalEnv
+from deftly.env.tree import ProcessTree
 
-__all__ = ["FS", "PROCESS", "Capability", "ExecEnv", "LocalEnv", "PathChanged"]
+__all__ = [
+    "FS",
+    "PROCESS",
+    "PROCESS_TREE",
+    "Capability",
+    "ExecEnv",
+    "LocalEnv",
+    "PathChanged",
+    "ProcessTree",
+]

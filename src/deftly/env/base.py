@@ -1,24 +1,31 @@
 """The execution environment: where a tool's file I/O and processes really happen.
 
-Tools never call `open` or spawn processes themselves; they ask their `ExecEnv`. The local
-environment is the only one today; a remote one (SSH, a container) implements the same
-surface. File methods are synchronous (tools run heavy ones in a worker thread); process
-spawning is async.
+Tools never call `open` or spawn processes themselves; they ask their `ExecEnv`. Its
+interface speaks only neutral types (`deftly.contract.fs`: `FileStat`, `DirEntryInfo`,
+`Process`), so an environment need not be this machine: the local one, a rooted one that
+shows a virtual root, a remote one (SSH) all implement the same surface, in their own view
+of paths. File methods are synchronous (tools run heavy ones in a worker thread); process
+spawning is async. Following the processes a command starts is an optional capability
+(`process_tree`, see `deftly.env.tree`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import io
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import BinaryIO
+
+from deftly.contract.fs import DirEntryInfo, FileStat, PathProbe, Process
+from deftly.env.tree import ProcessTree
 
 Capability = str
 FS: Capability = "fs"
 PROCESS: Capability = "process"
+PROCESS_TREE: Capability = "process_tree"
+"""The environment offers a `ProcessTree` (`ExecEnv.process_tree` is not None)."""
 
 
 class PathChanged(OSError):
@@ -40,15 +47,42 @@ class ExecEnv(ABC):
     # -- identity ------------------------------------------------------------------------
 
     @abstractmethod
-    def home(self) -> Path: ...
+    def home(self) -> Path:
+        """The user's home directory, in this environment's view."""
 
     @abstractmethod
-    def environ(self) -> Mapping[str, str]: ...
+    def environ(self) -> Mapping[str, str]:
+        """The environment variables commands start from."""
+
+    @abstractmethod
+    def path_probe(self) -> PathProbe:
+        """What the path policy uses to resolve paths and look at files here (lstat,
+        readlink, headers, `git status`), in this environment's view of paths."""
+
+    def session_area(self, local_dir: Path) -> Path:
+        """Where a session directory of this machine (spill files, task logs) appears in
+        this environment's view, so a path the model is given can be read back through
+        the environment (identity where the environment is this machine)."""
+        return local_dir
+
+    def program_dirs(self) -> list[str]:
+        """Directories searched before PATH for deftly's own programs (`rg`)."""
+        return []
+
+    @property
+    def process_tree(self) -> ProcessTree | None:
+        """The process-tree capability, or None where the environment has none."""
+        return None
 
     # -- files ---------------------------------------------------------------------------
 
     @abstractmethod
-    def stat(self, path: Path) -> os.stat_result: ...
+    def stat(self, path: Path) -> FileStat:
+        """The status of what `path` leads to (links followed); OSError if missing."""
+
+    def lstat(self, path: Path) -> FileStat:
+        """The status of `path` itself (a link is not followed); OSError if missing."""
+        return self.path_probe().lstat(os.fspath(path))
 
     @abstractmethod
     def open_read(self, path: Path, *, pinned: bool = False) -> io.BufferedIOBase:
@@ -59,7 +93,7 @@ class ExecEnv(ABC):
         """
 
     @abstractmethod
-    def stat_handle(self, handle: io.BufferedIOBase) -> os.stat_result:
+    def stat_handle(self, handle: io.BufferedIOBase) -> FileStat:
         """The stat of an open handle (to notice a file that changes while it is read)."""
 
     @abstractmethod
@@ -86,8 +120,9 @@ class ExecEnv(ABC):
         `pinned` as for `open_read`."""
 
     @abstractmethod
-    def make_dirs(self, path: Path, *, pinned: bool = False) -> None:
-        """Create `path` and its missing parents (an existing directory is fine).
+    def make_dirs(self, path: Path, *, pinned: bool = False, private: bool = False) -> None:
+        """Create `path` and its missing parents (an existing directory is fine); when
+        `private`, a `path` made here is readable by this user only (0700).
 
         `pinned` as for `open_read`: each missing directory is made inside the one above
         it through an open handle, starting from the deepest existing one, so a directory
@@ -95,7 +130,8 @@ class ExecEnv(ABC):
         link leads."""
 
     @abstractmethod
-    def scandir(self, path: Path) -> Iterator[os.DirEntry[str]]: ...
+    def scandir(self, path: Path) -> Iterator[DirEntryInfo]:
+        """The entries of a directory, in no particular order."""
 
     @abstractmethod
     def write_temp(self, data: bytes, *, suffix: str = "") -> Path:
@@ -106,6 +142,7 @@ class ExecEnv(ABC):
         """Delete a file (a missing file is not an error)."""
 
     def read_bytes(self, path: Path) -> bytes:
+        """The whole content of a file."""
         with self.open_read(path) as handle:
             return handle.read()
 
@@ -123,6 +160,7 @@ class ExecEnv(ABC):
         return out
 
     def exists(self, path: Path) -> bool:
+        """Whether `path` leads to something (a dangling link does not)."""
         try:
             self.stat(path)
         except OSError:
@@ -141,7 +179,7 @@ class ExecEnv(ABC):
         merge_stderr: bool = True,
         new_session: bool = True,
         stream_limit: int | None = None,
-    ) -> asyncio.subprocess.Process:
+    ) -> Process:
         """Start a process with stdin closed, stdout piped (stderr merged into it unless
         `merge_stderr` is false), in its own session so the whole group can be stopped.
         `stream_limit` sizes the pipe buffer (bigger reads for processes that print a lot)."""
@@ -151,77 +189,6 @@ class ExecEnv(ABC):
         """The full path of an executable, searched in `search_path` (os.pathsep-separated
         directories) or, when None, in the environment's PATH."""
 
-    # -- process trees (commands that start more processes) ------------------------------
-    #
-    # Not abstract: an environment without them cannot run the shell tools, and says so.
-
     def open_append(self, path: Path) -> BinaryIO:
         """A file opened for appending, created (mode 0600) if missing: for streamed logs."""
         raise NotImplementedError(f"the {self.name} environment cannot stream to files")
-
-    def session_processes(self, session_id: int) -> list[int]:
-        """The living processes of a session (or process group) started by `spawn`,
-        including those that moved to another process group inside it."""
-        raise NotImplementedError(f"the {self.name} environment cannot list processes")
-
-    async def wait_exit(self, process: asyncio.subprocess.Process) -> int:
-        """The exit status, as soon as the process exits, even while a process it left
-        behind still holds its output pipe (`Process.wait` waits for the pipes too)."""
-        raise NotImplementedError(f"the {self.name} environment cannot watch processes")
-
-    def group_alive(self, group_id: int) -> bool:
-        """Whether any process is left in a process group (a cheap check)."""
-        raise NotImplementedError(f"the {self.name} environment cannot check processes")
-
-    def process_mark(self) -> int:
-        """A point in time on the clock process start times use (0: not available)."""
-        raise NotImplementedError(f"the {self.name} environment cannot time processes")
-
-    def stray_processes(self, sessions: Mapping[int, int]) -> dict[int, list[int]]:
-        """For sessions whose first process has ended (session id -> `process_mark()` at
-        that moment): the processes still running in each, counted only when at least one
-        of them started before that mark (a later session with a reused id is not ours)."""
-        raise NotImplementedError(f"the {self.name} environment cannot list processes")
-
-    def adopt_orphans(self) -> bool:
-        """Have orphaned descendants (a `setsid` child whose parent exited) come back to
-        this process instead of init, so `marked_children` finds them. Whether it works."""
-        return False
-
-    def marked_children(self, variable: str) -> dict[int, str]:
-        """Living children of this process whose environment sets `variable` (pid ->
-        its value): with `adopt_orphans`, the orphans a command left behind."""
-        raise NotImplementedError(f"the {self.name} environment cannot list processes")
-
-    def signal_process(self, pid: int, signal_number: int) -> bool:
-        """Signal one process found by `marked_children` (and, when it leads one, its
-        session); whether it was still there."""
-        raise NotImplementedError(f"the {self.name} environment cannot signal processes")
-
-    def reap_adopted(self) -> int:
-        """Collect the exit status of adopted children that ended (found earlier by
-        `marked_children`), so they do not stay zombies. Returns how many."""
-        return 0
-
-    def signal_session(self, session_id: int, signal_number: int) -> int:
-        """Send a signal to every process of a session started by `spawn`: its process
-        group and any member that left the group. Returns how many were signalled."""
-        raise NotImplementedError(f"the {self.name} environment cannot signal processes")
-
-    def hand_off_output(
-        self,
-        process: asyncio.subprocess.Process,
-        log_path: Path,
-        limit: int | None,
-        flush: Callable[[bytes], None],
-    ) -> None:
-        """Stop reading a running process's output and let it go on into `log_path`
-        (at most `limit` more bytes, the rest discarded) without this process: the
-        output it already sent is given to `flush` first. Used to keep a command alive
-        beyond the runtime; its stdout must not break when the runtime goes away."""
-        raise NotImplementedError(f"the {self.name} environment cannot hand off output")
-
-    def release(self, process: asyncio.subprocess.Process) -> None:
-        """Close this side of a finished process's pipes, even if a stray process that
-        escaped its session still holds the other end."""
-        raise NotImplementedError(f"the {self.name} environment cannot release processes")

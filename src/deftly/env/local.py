@@ -10,49 +10,76 @@ import os
 import shutil
 import stat
 import sys
+import sysconfig
 import tempfile
 import threading
-import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
-from deftly.env.base import FS, PROCESS, ExecEnv, PathChanged
+from deftly.contract.fs import LOCAL_PROBE, DirEntryInfo, EntryKind, FileStat, PathProbe, Process
+from deftly.env.base import FS, PROCESS, PROCESS_TREE, ExecEnv, PathChanged
+from deftly.env.local_tree import LocalProcessTree
 from deftly.env.scratch import ScratchJournal, scratch_name
-from deftly.env.subreaper import become_subreaper
+from deftly.env.tree import ProcessTree
 
 
 class LocalEnv(ExecEnv):
+    """This machine, its files and processes, seen as they are (paths are local paths)."""
+
     name = "local"
-    capabilities = frozenset({FS, PROCESS})
+    capabilities = frozenset({FS, PROCESS, PROCESS_TREE})
 
     def __init__(self) -> None:
-        self._adopted: dict[int, int] = {}
-        """Adopted orphans seen alive (pid -> start time), for `reap_adopted`."""
         self._journal: ScratchJournal | None = None
+        self._tree = LocalProcessTree()
 
     def keep_scratch_journal(self, directory: Path) -> list[Path]:
+        """See `ExecEnv.keep_scratch_journal`."""
         self._journal = ScratchJournal(directory)
         return self._journal.remove_stale()
 
     def home(self) -> Path:
+        """See `ExecEnv.home`."""
         return Path.home()
 
     def environ(self) -> Mapping[str, str]:
+        """See `ExecEnv.environ`."""
         return os.environ
 
-    def stat(self, path: Path) -> os.stat_result:
-        return os.stat(path)
+    def path_probe(self) -> PathProbe:
+        """See `ExecEnv.path_probe`: plain `os` calls."""
+        return LOCAL_PROBE
+
+    def program_dirs(self) -> list[str]:
+        """See `ExecEnv.program_dirs`: the running interpreter's scripts directories."""
+        return scripts_dirs()
+
+    @property
+    def process_tree(self) -> ProcessTree:
+        """See `ExecEnv.process_tree`: `/proc` and signals (`LocalProcessTree`)."""
+        return self._tree
+
+    def stat(self, path: Path) -> FileStat:
+        """See `ExecEnv.stat`."""
+        return FileStat.of(os.stat(path))
+
+    def lstat(self, path: Path) -> FileStat:
+        """See `ExecEnv.lstat`."""
+        return FileStat.of(os.lstat(path))
 
     def open_read(self, path: Path, *, pinned: bool = False) -> io.BufferedIOBase:
+        """See `ExecEnv.open_read`."""
         if not pinned:
             return open(path, "rb")
         return os.fdopen(_open_pinned(path, os.O_RDONLY), "rb")
 
-    def stat_handle(self, handle: io.BufferedIOBase) -> os.stat_result:
-        return os.fstat(handle.fileno())
+    def stat_handle(self, handle: io.BufferedIOBase) -> FileStat:
+        """See `ExecEnv.stat_handle`."""
+        return FileStat.of(os.fstat(handle.fileno()))
 
     def mtimes(self, paths: Sequence[str | bytes]) -> list[float]:
+        """See `ExecEnv.mtimes`."""
         out: list[float] = []
         append = out.append
         for path in paths:
@@ -65,6 +92,7 @@ class LocalEnv(ExecEnv):
     def write_atomic(
         self, path: Path, data: bytes, *, mode: int | None = None, pinned: bool = False
     ) -> None:
+        """See `ExecEnv.write_atomic`."""
         # Everything happens relative to one open handle on the directory, so the
         # scratch file, the rename and the fsync all land in the same place.
         flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
@@ -77,6 +105,7 @@ class LocalEnv(ExecEnv):
             os.close(directory)
 
     def append(self, path: Path, data: bytes, *, pinned: bool = False) -> None:
+        """See `ExecEnv.append`."""
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
         fd = _open_pinned(path, flags) if pinned else os.open(path, flags, 0o666)
         try:
@@ -94,28 +123,33 @@ class LocalEnv(ExecEnv):
         finally:
             os.close(fd)
 
-    def make_dirs(self, path: Path, *, pinned: bool = False) -> None:
+    def make_dirs(self, path: Path, *, pinned: bool = False, private: bool = False) -> None:
+        """See `ExecEnv.make_dirs`."""
         if not pinned:
-            path.mkdir(parents=True, exist_ok=True)
+            path.mkdir(parents=True, exist_ok=True, mode=0o700 if private else 0o777)
             return
         existing, missing = _deepest_existing(path)
         flags = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
         directory = _open_pinned(existing, flags)
         try:
-            for name in missing:
+            for index, name in enumerate(missing):
+                last = index == len(missing) - 1
                 with contextlib.suppress(FileExistsError):  # made meanwhile: checked below
-                    os.mkdir(name, dir_fd=directory)
+                    os.mkdir(name, 0o700 if private and last else 0o777, dir_fd=directory)
                 inner = _open_below(directory, name, existing / name)
                 os.close(directory)
                 directory, existing = inner, existing / name
         finally:
             os.close(directory)
 
-    def scandir(self, path: Path) -> Iterator[os.DirEntry[str]]:
+    def scandir(self, path: Path) -> Iterator[DirEntryInfo]:
+        """See `ExecEnv.scandir`."""
         with os.scandir(path) as entries:
-            yield from entries
+            for entry in entries:
+                yield DirEntryInfo(entry.name, entry.path, _kind(entry))
 
     def write_temp(self, data: bytes, *, suffix: str = "") -> Path:
+        """See `ExecEnv.write_temp`."""
         fd, name = tempfile.mkstemp(prefix="deftly-", suffix=suffix)
         try:
             with os.fdopen(fd, "wb") as handle:
@@ -127,6 +161,7 @@ class LocalEnv(ExecEnv):
         return Path(name)
 
     def remove(self, path: Path) -> None:
+        """See `ExecEnv.remove`."""
         with contextlib.suppress(FileNotFoundError):
             os.unlink(path)
 
@@ -139,7 +174,8 @@ class LocalEnv(ExecEnv):
         merge_stderr: bool = True,
         new_session: bool = True,
         stream_limit: int | None = None,
-    ) -> asyncio.subprocess.Process:
+    ) -> Process:
+        """See `ExecEnv.spawn`."""
         return await asyncio.create_subprocess_exec(
             *argv,
             cwd=cwd,
@@ -152,199 +188,40 @@ class LocalEnv(ExecEnv):
         )
 
     def which(self, program: str, search_path: str | None = None) -> str | None:
+        """See `ExecEnv.which`."""
         return shutil.which(program, path=search_path)
 
-    # -- process trees -------------------------------------------------------------------
-
     def open_append(self, path: Path) -> BinaryIO:
+        """See `ExecEnv.open_append`."""
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
         return os.fdopen(fd, "ab")
 
-    async def wait_exit(self, process: asyncio.subprocess.Process) -> int:
-        # `wait()` returns once the process exited *and* its pipes closed: the usual case,
-        # at once. When a process it left behind holds the pipe, the status that asyncio's
-        # child watcher records is polled instead (backing off to 50 ms).
-        waiter = asyncio.ensure_future(process.wait())
-        try:
-            delay = 0.002
-            while _returncode(process) is None and not waiter.done():
-                await asyncio.wait([waiter], timeout=delay)
-                delay = min(delay * 2, 0.05)
-        finally:
-            if not waiter.done():
-                waiter.cancel()
-        code = _returncode(process)
-        assert code is not None
-        return code
 
-    def group_alive(self, group_id: int) -> bool:
-        try:
-            os.killpg(group_id, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:  # someone else's group now: not ours to judge
-            return False
-        return True
+def scripts_dirs() -> list[str]:
+    """Where the running interpreter's console scripts live (the venv's bin/ first)."""
+    found: list[str] = []
+    for candidate in (
+        sysconfig.get_path("scripts"),
+        os.path.dirname(sys.executable),
+        sysconfig.get_path("scripts", f"{os.name}_user"),
+    ):
+        if candidate and candidate not in found:
+            found.append(candidate)
+    return found
 
-    def session_processes(self, session_id: int) -> list[int]:
-        """Members of the session or the group, found in /proc (where there is one).
 
-        A session id cannot be reused while any process still belongs to that session,
-        so every process found here descends from the process `spawn` started, except
-        one that started a session of its own (`setsid`), which leaves for good.
-        """
-        try:
-            names = os.listdir("/proc")
-        except OSError:
-            return [session_id] if self.group_alive(session_id) else []
-        found = []
-        for name in names:
-            if not name.isdigit():
-                continue
-            fields = _proc_stat(name)
-            if fields is None:
-                continue
-            state, group, session, _, _ = fields
-            if state in (b"Z", b"X"):
-                continue
-            if session_id in (session, group):
-                found.append(int(name))
-        return found
-
-    def process_mark(self) -> int:
-        # Start times in /proc/<pid>/stat are CLOCK_BOOTTIME in clock ticks, truncated.
-        # Reading the same clock in integers keeps a process started in this very tick at
-        # or before the mark (the float of /proc/uptime times 100 can land one tick short);
-        # one tick of slack covers the kernel rounding the other way.
-        try:
-            ticks_per_second = os.sysconf("SC_CLK_TCK")
-            now = time.clock_gettime_ns(time.CLOCK_BOOTTIME)
-        except (OSError, ValueError, AttributeError):
-            return 0
-        return now * ticks_per_second // 1_000_000_000 + 1
-
-    def stray_processes(self, sessions: Mapping[int, int]) -> dict[int, list[int]]:
-        if not sessions:
-            return {}
-        try:
-            names = os.listdir("/proc")
-        except OSError:
-            return {}
-        members: dict[int, list[tuple[int, int]]] = {}
-        for name in names:
-            if not name.isdigit():
-                continue
-            fields = _proc_stat(name)
-            if fields is None or fields[0] in (b"Z", b"X") or fields[2] not in sessions:
-                continue
-            members.setdefault(fields[2], []).append((int(name), fields[3]))
-        return {
-            session: [pid for pid, _ in found]
-            for session, found in members.items()
-            if any(started <= sessions[session] for _, started in found)
-        }
-
-    def adopt_orphans(self) -> bool:
-        return become_subreaper()
-
-    def marked_children(self, variable: str) -> dict[int, str]:
-        # One pass over /proc/<pid>/stat (no per-thread `children` files on every kernel);
-        # the environment is read only for our own children.
-        me = os.getpid()
-        prefix = variable.encode() + b"="
-        found: dict[int, str] = {}
-        try:
-            names = os.listdir("/proc")
-        except OSError:
-            return found
-        for name in names:
-            if not name.isdigit():
-                continue
-            fields = _proc_stat(name)
-            if fields is None or fields[4] != me or fields[0] in (b"Z", b"X"):
-                continue
-            value = _environ_value(name, prefix)
-            if value is not None:
-                found[int(name)] = value
-                self._adopted[int(name)] = fields[3]
-        return found
-
-    def signal_process(self, pid: int, signal_number: int) -> bool:
-        fields = _proc_stat(str(pid))
-        if fields is None or fields[0] in (b"Z", b"X"):
-            return False
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal_number)
-        if fields[2] == pid:  # it leads a session of its own (`setsid`): all of it
-            self.signal_session(pid, signal_number)
-        return True
-
-    def reap_adopted(self) -> int:
-        # Only pids seen alive as our marked children, i.e. adopted orphans: never a
-        # process something else in this program spawned and waits for (asyncio's child
-        # watchers wait for their own pids), and the start time must still match, so a
-        # reused pid is left alone. No SIGCHLD handler: that belongs to the event loop.
-        reaped = 0
-        for pid, started in list(self._adopted.items()):
-            fields = _proc_stat(str(pid))
-            if fields is None or fields[3] != started:
-                del self._adopted[pid]  # gone (collected elsewhere) or a new process
-                continue
-            if fields[0] not in (b"Z", b"X"):
-                continue
-            with contextlib.suppress(ChildProcessError):
-                done, _ = os.waitpid(pid, os.WNOHANG)
-                if done:
-                    reaped += 1
-            del self._adopted[pid]
-        return reaped
-
-    def signal_session(self, session_id: int, signal_number: int) -> int:
-        count = 0
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(session_id, signal_number)
-            count = 1
-        for pid in self.session_processes(session_id):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal_number)
-                count += 1
-        return count
-
-    def hand_off_output(
-        self,
-        process: asyncio.subprocess.Process,
-        log_path: Path,
-        limit: int | None,
-        flush: Callable[[bytes], None],
-    ) -> None:
-        # asyncio keeps the pipe inside the process's transport; this environment made it,
-        # so this is the one place that reaches in for it.
-        transport: Any = getattr(process, "_transport", None)
-        pipe: Any = transport.get_pipe_transport(1) if transport is not None else None
-        reader: Any = process.stdout
-        if pipe is None or reader is None:
-            raise RuntimeError("the process has no output pipe left to hand off")
-        pipe.pause_reading()
-        fd = os.dup(pipe.get_extra_info("pipe").fileno())
-        try:
-            os.set_blocking(fd, True)  # asyncio made it non-blocking; the copier must wait
-            buffered = getattr(reader, "_buffer", None)
-            if buffered:
-                data = bytes(buffered)
-                buffered.clear()
-                flush(data)
-            _spawn_relay(fd, log_path, limit)
-        finally:
-            os.close(fd)
-        pipe.close()
-        # Nothing is left for asyncio to close, and a handed-off process must not be killed
-        # when its transport is garbage-collected (what an unclosed transport does).
-        transport._closed = True
-
-    def release(self, process: asyncio.subprocess.Process) -> None:
-        transport: Any = getattr(process, "_transport", None)
-        if transport is not None and process.returncode is not None:
-            transport.close()
+def _kind(entry: os.DirEntry[str]) -> EntryKind:
+    """What an entry is, without following a link (OTHER when it vanished)."""
+    try:
+        if entry.is_symlink():
+            return EntryKind.SYMLINK
+        if entry.is_dir(follow_symlinks=False):
+            return EntryKind.DIR
+        if entry.is_file(follow_symlinks=False):
+            return EntryKind.FILE
+    except OSError:
+        pass
+    return EntryKind.OTHER
 
 
 _umask_lock = threading.Lock()
@@ -374,94 +251,6 @@ def _keep_owner(fd: int, existing: os.stat_result) -> None:
 
 
 _DEFAULT_STREAM_LIMIT = 2**16
-
-
-def _returncode(process: asyncio.subprocess.Process) -> int | None:
-    return process.returncode
-
-
-def _proc_stat(pid: str) -> tuple[bytes, int, int, int, int] | None:
-    """(state, process group, session, start time, parent) of one process, from
-    /proc/<pid>/stat."""
-    try:
-        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        data = os.read(fd, 1024)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    # The command name is in parentheses and may itself hold spaces or parentheses.
-    rest = data[data.rfind(b")") + 2 :].split(None, 20)
-    try:
-        return rest[0], int(rest[2]), int(rest[3]), int(rest[19]), int(rest[1])
-    except (IndexError, ValueError):
-        return None
-
-
-def _environ_value(pid: str, prefix: bytes) -> str | None:
-    """The value of one variable in a process's initial environment, if it is set."""
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as handle:
-            data = handle.read()
-    except OSError:
-        return None
-    for item in data.split(b"\0"):
-        if item.startswith(prefix):
-            return item[len(prefix) :].decode("utf-8", "replace")
-    return None
-
-
-_RELAY = """
-import os, sys
-if os.fork():
-    os._exit(0)
-out = os.open(sys.argv[1], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-room = int(sys.argv[2])
-while True:
-    try:
-        data = os.read(0, 65536)
-    except OSError:
-        break
-    if not data:
-        break
-    if room != 0:
-        chunk = data if room < 0 else data[:room]
-        room = room if room < 0 else room - len(chunk)
-        os.write(out, chunk)
-"""
-
-
-def _spawn_relay(fd: int, log_path: Path, limit: int | None) -> None:
-    """Copy what arrives on `fd` to the end of `log_path` (at most `limit` bytes, the rest
-    read and dropped) from a small process of its own.
-
-    The copier forks and its parent exits at once, so it outlives this process (with this
-    process a child subreaper it is our child until we exit, then init's; it carries no
-    task mark, so no sweep stops it). It writes every chunk as it arrives (no
-    buffering), so the log is always current.
-    """
-    room = -1 if limit is None else max(limit, 0)
-    argv = [sys.executable, "-I", "-S", "-c", _RELAY, os.fspath(log_path), str(room)]
-    devnull = os.open(os.devnull, os.O_RDWR)
-    try:
-        pid = os.posix_spawn(
-            sys.executable,
-            argv,
-            dict(os.environ),
-            file_actions=[
-                (os.POSIX_SPAWN_DUP2, fd, 0),
-                (os.POSIX_SPAWN_DUP2, devnull, 1),
-                (os.POSIX_SPAWN_DUP2, devnull, 2),
-            ],
-            setsid=True,
-        )
-    finally:
-        os.close(devnull)
-    with contextlib.suppress(ChildProcessError):
-        os.waitpid(pid, 0)
 
 
 def _open_pinned(path: Path, flags: int, mode: int = 0o666) -> int:

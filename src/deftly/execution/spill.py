@@ -1,7 +1,9 @@
 """The output budget: text too long for one message goes to disk, the model gets a pointer.
 
 The full text (up to a retention cap) is written to the session's spill directory; the
-result becomes the path, the sizes, how to page it, and a preview of both ends.
+result becomes the path, the sizes, how to page it, and a preview of both ends. The file is
+written through the environment the model's tools use (a `FileWriter`, the `ExecEnv`), into
+a directory in that environment's view, so the Read the model is pointed to finds it.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from deftly.contract.fs import FileWriter
 from deftly.contract.result import ToolResult, is_all_text, output_text
 
 log = logging.getLogger(__name__)
@@ -22,6 +25,8 @@ _STEM_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 @dataclass(frozen=True, slots=True)
 class OutputBudget:
+    """How much output one result may carry, and how much of a longer one is kept."""
+
     max_chars: int = 50_000
     retained_chars: int = 10_000_000
     head_chars: int = 4_096
@@ -29,18 +34,43 @@ class OutputBudget:
 
 
 def spill_stem(tool_name: str, call_id: str) -> str:
+    """The start of a spill file's name: the tool and the call, in safe characters."""
     stem = _STEM_UNSAFE.sub("_", f"{tool_name}-{call_id}").strip("_-.")[:80]
     return stem or "tool-result"
+
+
+class LocalFiles:
+    """A `FileWriter` on this machine, for a `Spiller` given no environment."""
+
+    def make_dirs(self, path: Path, *, pinned: bool = False, private: bool = False) -> None:
+        """See `FileWriter.make_dirs` (`pinned` is not needed here)."""
+        path.mkdir(parents=True, exist_ok=True, mode=0o700 if private else 0o777)
+
+    def write_atomic(
+        self, path: Path, data: bytes, *, mode: int | None = None, pinned: bool = False
+    ) -> None:
+        """Write a new file (spill names are unique: an existing one is an error)."""
+        with open(path, "xb") as handle:
+            handle.write(data)
 
 
 class Spiller:
     """Applies the budget to finished results."""
 
-    def __init__(self, directory: Path, budget: OutputBudget | None = None):
+    def __init__(
+        self,
+        directory: Path,
+        budget: OutputBudget | None = None,
+        files: FileWriter | None = None,
+    ):
         self.directory = directory
+        """Where spill files go, in the view of the environment `files` writes to."""
         self.budget = budget or OutputBudget()
+        self.files: FileWriter = files or LocalFiles()
 
     def apply(self, tool_name: str, call_id: str, result: ToolResult) -> ToolResult:
+        """The result as the model gets it: unchanged when it fits, else a pointer to the
+        spilled text with a preview of both ends."""
         if result.spill_exempt or not is_all_text(result.output):
             return result
         text = output_text(result.output)
@@ -53,9 +83,8 @@ class Spiller:
     def _save(self, name: str, text: str) -> Path | None:
         path = self.directory / name
         try:
-            self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-            with open(path, "x", encoding="utf-8", errors="surrogatepass", newline="") as handle:
-                handle.write(text)
+            self.files.make_dirs(self.directory, private=True)
+            self.files.write_atomic(path, text.encode("utf-8", "surrogatepass"))
         except OSError as exc:
             log.warning("could not save a long output to %s: %s", path, exc)
             return None

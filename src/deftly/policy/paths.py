@@ -11,29 +11,35 @@ from __future__ import annotations
 
 import errno
 import os
-import stat
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
 from deftly.contract.errors import PathSecurityError
+from deftly.contract.fs import LOCAL_PROBE, PathProbe
 from deftly.policy.sensitive import private_key_reason, sensitive_reason
 
 _MAX_SYMLINKS = 40
 
 
 class PathOp(StrEnum):
+    """What a tool does with a path: read it, write it, or search below it."""
+
     READ = "read"
     WRITE = "write"
     SEARCH = "search"
 
     @property
     def verb(self) -> str:
+        """The operation as a verb for messages ("write or edit")."""
         return {"read": "read", "write": "write or edit", "search": "search"}[self.value]
 
 
 @dataclass(frozen=True, slots=True)
 class ResolvedPath:
+    """A path a tool may use: as given, as written out, where it really is, and whether
+    it is outside the workspace (allowed for absolute paths, left to the permissions)."""
+
     raw: str
     lexical: Path
     real: Path
@@ -41,23 +47,25 @@ class ResolvedPath:
 
 
 class SymlinkLoopError(OSError):
-    pass
+    """A path goes through more links than the kernel would follow (a loop)."""
 
 
-def real_path(path: str | os.PathLike[str]) -> Path:
+def real_path(path: str | os.PathLike[str], probe: PathProbe = LOCAL_PROBE) -> Path:
     """Resolve symlinks component by component, like the kernel does.
 
     Components that do not exist are kept as written (a new file's path resolves through
     its deepest existing ancestor). A chain of more than 40 links raises SymlinkLoopError.
-    A relative path is taken from the current directory.
+    A relative path is taken from the current directory. Every look at the file system
+    goes through `probe` (the environment's view; this machine by default).
     """
-    return Path(real_path_text(path))
+    return Path(real_path_text(path, probe))
 
 
-def real_path_text(path: str | os.PathLike[str]) -> str:
+def real_path_text(path: str | os.PathLike[str], probe: PathProbe = LOCAL_PROBE) -> str:
     """`real_path` as a string. (Works on strings throughout: this runs for every path of
     every call, and `Path` objects cost more than the `lstat` calls.)"""
     text = os.fspath(path)
+    link_target = probe.link_target
     if not text.startswith("/"):
         text = os.path.abspath(text)
     pending = [part for part in reversed(text.split("/")) if part]
@@ -73,25 +81,24 @@ def real_path_text(path: str | os.PathLike[str]) -> str:
             if missing:
                 # Back above a missing component: what is left may exist again (and may be
                 # a symlink further on), so keep resolving for real.
-                missing = not os.path.lexists(current or "/")
+                missing = not probe.lexists(current or "/")
             continue
         candidate = f"{current}/{part}"
         if missing:
             current = candidate
             continue
         try:
-            info = os.lstat(candidate)
+            target = link_target(candidate)
         except (FileNotFoundError, NotADirectoryError):
             missing = True
             current = candidate
             continue
-        if not stat.S_ISLNK(info.st_mode):
+        if target is None:
             current = candidate
             continue
         hops += 1
         if hops > _MAX_SYMLINKS:
             raise SymlinkLoopError(errno.ELOOP, "too many levels of symbolic links", text)
-        target = os.readlink(candidate)
         if target.startswith("/"):
             current = ""
         pending.extend(part for part in reversed(target.split("/")) if part)
@@ -105,6 +112,7 @@ def normal_path(path: str | os.PathLike[str]) -> Path:
 
 
 def normal_text(path: str | os.PathLike[str]) -> str:
+    """`normal_path` as a string."""
     text = os.path.normpath(path)
     if text.startswith("//"):
         text = "/" + text.lstrip("/")
@@ -120,12 +128,16 @@ def _is_within(path: str | os.PathLike[str], root: str | os.PathLike[str]) -> bo
 
 @dataclass
 class Workspace:
-    """One workspace: its root, the working directory, and directories also allowed."""
+    """One workspace: its root, the working directory, and directories also allowed.
+
+    Paths are in the view of the environment the tools use; `probe` is how that
+    environment is looked at (`ExecEnv.path_probe()`; this machine by default)."""
 
     root: Path
     cwd: Path | None = None
     additional_dirs: list[Path] = field(default_factory=list)
     home: Path = field(default_factory=Path.home)
+    probe: PathProbe = field(default=LOCAL_PROBE, repr=False, compare=False)
     _real_cache: tuple[tuple[Path, ...], tuple[str, ...]] | None = field(
         default=None, init=False, repr=False, compare=False
     )
@@ -134,7 +146,11 @@ class Workspace:
         self.root = normal_path(os.path.abspath(self.root))
         self.cwd = normal_path(os.path.abspath(self.cwd)) if self.cwd else self.root
         self.additional_dirs = [normal_path(os.path.abspath(d)) for d in self.additional_dirs]
-        self._real_root = real_path(self.root)
+        self._real_root = real_path(self.root, self.probe)
+
+    def real_path(self, path: str | os.PathLike[str]) -> Path:
+        """`real_path` through this workspace's probe."""
+        return Path(real_path_text(path, self.probe))
 
     # -- the directories paths may live in ------------------------------------------------
 
@@ -146,13 +162,14 @@ class Workspace:
 
     @property
     def roots(self) -> tuple[Path, ...]:
+        """The root and the additional directories (as written, not resolved)."""
         return (self.root, *self.additional_dirs)
 
     def contains(self, path: str | os.PathLike[str]) -> bool:
         """Is this absolute path inside the workspace, lexically and for real?"""
         lexical = normal_text(os.path.abspath(path))
         try:
-            real = real_path_text(lexical)
+            real = real_path_text(lexical, self.probe)
         except OSError:
             return False
         return self._inside(lexical, real)
@@ -172,7 +189,7 @@ class Workspace:
             roots = [str(self._real_root)]
             for directory in key:
                 try:
-                    roots.append(str(real_path(directory)))
+                    roots.append(real_path_text(directory, self.probe))
                 except OSError:
                     continue
             self._real_cache = (key, tuple(roots))
@@ -213,7 +230,7 @@ class Workspace:
         joined = Path(expanded) if raw_is_absolute else self.cwd / expanded
         lexical = normal_path(joined)
         try:
-            real = real_path(joined)
+            real = Path(real_path_text(joined, self.probe))
         except SymlinkLoopError:
             raise PathSecurityError(
                 "PATH_LOOP",
@@ -257,7 +274,7 @@ class Workspace:
 
     def _refuse_secrets(self, raw: str, lexical: Path, real: Path) -> None:
         for candidate in (lexical, real):
-            reason = sensitive_reason(candidate) or private_key_reason(candidate)
+            reason = sensitive_reason(candidate) or private_key_reason(candidate, self.probe)
             if reason is None:
                 continue
             via = "" if candidate == lexical else f" (it leads to {real})"

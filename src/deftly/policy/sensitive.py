@@ -8,7 +8,8 @@ bytes are looked at, so a certificate passes and a private key does not.
 from __future__ import annotations
 
 import os
-import stat
+
+from deftly.contract.fs import LOCAL_PROBE, PathProbe
 
 _ENV_TEMPLATES = frozenset({".env.example", ".env.sample", ".env.template", ".env.dist"})
 _KEY_PREFIXES = ("id_rsa", "id_ed25519", "id_ecdsa", "id_dsa", "id_ecdsa_sk", "id_ed25519_sk")
@@ -75,30 +76,16 @@ def _is_backup_of(name: str, prefix: str) -> bool:
     return rest[0] in "-_~" or rest in _BACKUP_SUFFIXES
 
 
-def private_key_reason(path: str | os.PathLike[str]) -> str | None:
-    """For `*.pem` / `*.key` files that exist: a private key by its header, else None."""
-    name = os.fspath(path).lower()
-    if not name.endswith((".pem", ".key")):
+def private_key_reason(path: str | os.PathLike[str], probe: PathProbe = LOCAL_PROBE) -> str | None:
+    """For `*.pem` / `*.key` files that exist: a private key by its header, else None.
+    The header is read through `probe` (the environment's view; this machine by default),
+    only from a regular file, never blocking on a FIFO."""
+    text = os.fspath(path)
+    if not text.lower().endswith((".pem", ".key")):
         return None
-    head = _read_head(path)
+    head = probe.read_header(text, _HEADER_BYTES)
     if head is None:
         return None
     if any(marker in head for marker in _PRIVATE_KEY_MARKERS):
         return "a private key"
     return None
-
-
-def _read_head(path: str | os.PathLike[str]) -> bytes | None:
-    """The first bytes of a regular file; never blocks on a FIFO or reads a device."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        return os.read(fd, _HEADER_BYTES)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)

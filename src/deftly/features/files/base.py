@@ -4,7 +4,6 @@ and run (in a worker thread, its failures turned into messages for the model).""
 from __future__ import annotations
 
 import asyncio
-import os
 import stat
 from collections.abc import Callable
 from functools import partial
@@ -21,6 +20,7 @@ from deftly.contract import (
     ToolResult,
     WriteHow,
 )
+from deftly.contract.fs import FileStat
 from deftly.contract.tool import P
 from deftly.env.base import ExecEnv, PathChanged
 from deftly.features.files.common import locate_file, missing_message, os_error_message
@@ -121,7 +121,7 @@ class SingleFileTool(FileTool[P]):
         """What to say when the file (or a directory on its way) does not exist."""
         return missing_message(self.env, raw, path, self.workspace)
 
-    def regular_file(self, path: Path, *, directory: str, special: str) -> os.stat_result:
+    def regular_file(self, path: Path, *, directory: str, special: str) -> FileStat:
         """The stat of `path`, a regular file. FileNotFoundError when it or a directory on
         its way does not exist; FileToolFailed with `directory` when it is a directory,
         with `special` when it is a device, socket or pipe."""

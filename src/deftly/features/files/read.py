@@ -9,7 +9,6 @@ file identity, and are skipped for files too big to scan quickly.
 from __future__ import annotations
 
 import io
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import partial
@@ -22,6 +21,7 @@ from pydantic.functional_validators import AfterValidator
 
 from deftly.config.files import FilesConfig
 from deftly.contract import ToolExecution, ToolResult, ToolTraits, describe
+from deftly.contract.fs import FileStat
 from deftly.env.base import ExecEnv
 from deftly.execution.result_builder import MARKER
 from deftly.features.files.base import FileToolFailed, TrackedFileTool
@@ -177,7 +177,7 @@ class ReadTool(TrackedFileTool[ReadParams]):
         self.tracker.stamp_digest(path, before, digest)
         return self._result(outcome, size, note_extra)
 
-    def _digest(self, path: Path, handle: BufferedIOBase, st: os.stat_result) -> bytes | None:
+    def _digest(self, path: Path, handle: BufferedIOBase, st: FileStat) -> bytes | None:
         """The content hash for the stale-read guard (small files only; reused when the
         file is unchanged since it was last hashed)."""
         if not self.tracker.wants_digest(st.st_size):

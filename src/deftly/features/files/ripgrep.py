@@ -2,7 +2,8 @@
 
 `rg` comes from the `ripgrep` wheel pinned in deftly's dependencies, which puts it in the
 interpreter's scripts directory (the venv's `bin/`), a place that is often not on PATH.
-So that directory is searched first, then PATH. Nothing is ever downloaded.
+So that directory is searched first, then PATH, both in the environment the search runs
+in (`ExecEnv.program_dirs` and `ExecEnv.which`). Nothing is ever downloaded.
 
 A run streams rg's stdout record by record to a consumer (memory stays flat however many
 results there are), keeps the tail of stderr for error messages, and stops rg (SIGTERM,
@@ -15,11 +16,11 @@ import asyncio
 import contextlib
 import os
 import sys
-import sysconfig
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from deftly.contract.fs import ByteStream, Process
 from deftly.env.base import ExecEnv
 
 RG_VERSION = "14.1.0"
@@ -67,23 +68,11 @@ class RipgrepMissing(Exception):
     """No usable rg; the message says how to install it."""
 
 
-def scripts_dirs() -> list[str]:
-    """Where the running interpreter's console scripts live (the venv's bin/ first)."""
-    found: list[str] = []
-    for candidate in (
-        sysconfig.get_path("scripts"),
-        os.path.dirname(sys.executable),
-        sysconfig.get_path("scripts", f"{os.name}_user"),
-    ):
-        if candidate and candidate not in found:
-            found.append(candidate)
-    return found
-
-
 def locate_rg(env: ExecEnv, configured: str | None = None) -> str:
-    """The rg to run: the configured one, else beside Python, else on PATH."""
+    """The rg to run, in the environment `env`: the configured one, else in the env's
+    program directories (beside this Python, locally), else on the env's PATH."""
     if configured:
-        expanded = os.path.expanduser(configured)
+        expanded = _expand_home(configured, env)
         if os.sep in expanded or (os.altsep and os.altsep in expanded):
             if env.which(os.path.basename(expanded), os.path.dirname(expanded)):
                 return expanded
@@ -99,14 +88,22 @@ def locate_rg(env: ExecEnv, configured: str | None = None) -> str:
             "setting, or remove it to use the rg installed with deftly."
         )
     name = "rg.exe" if os.name == "nt" else "rg"
-    searched = scripts_dirs()
-    found = env.which(name, os.pathsep.join(searched)) or env.which(name)
+    searched = env.program_dirs()
+    found = (env.which(name, os.pathsep.join(searched)) if searched else None) or env.which(name)
     if found:
         return found
     raise RipgrepMissing(missing_message(searched))
 
 
+def _expand_home(configured: str, env: ExecEnv) -> str:
+    """`~` at the start of a configured path, as the env's home directory."""
+    if configured == "~" or configured.startswith("~/"):
+        return os.fspath(env.home()) + configured[1:]
+    return configured
+
+
 def missing_message(searched: Sequence[str]) -> str:
+    """How to install rg, for the model (which was searched, and that nothing is fetched)."""
     where = ", ".join(searched)
     return (
         "ripgrep (rg) is not installed: it is not beside this Python "
@@ -200,7 +197,7 @@ async def run_rg(
     return RgRun(returncode, stderr, timed_out=timed_out, stopped_early=stopped)
 
 
-async def _pump(stream: asyncio.StreamReader, consume: Consumer, separator: bytes) -> bool:
+async def _pump(stream: ByteStream, consume: Consumer, separator: bytes) -> bool:
     pending = b""
     while True:
         chunk = await stream.read(READ_CHUNK)
@@ -212,7 +209,7 @@ async def _pump(stream: asyncio.StreamReader, consume: Consumer, separator: byte
             return False
 
 
-async def _read_tail(stream: asyncio.StreamReader, keep: int) -> str:
+async def _read_tail(stream: ByteStream, keep: int) -> str:
     buffer = bytearray()
     while True:
         chunk = await stream.read(READ_CHUNK)
@@ -224,7 +221,7 @@ async def _read_tail(stream: asyncio.StreamReader, keep: int) -> str:
     return bytes(buffer[-keep:]).decode("utf-8", "replace")
 
 
-async def _stop(process: asyncio.subprocess.Process) -> None:
+async def _stop(process: Process) -> None:
     """SIGTERM, a short grace, then SIGKILL."""
     with contextlib.suppress(ProcessLookupError):
         process.terminate()

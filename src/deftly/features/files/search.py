@@ -4,13 +4,13 @@ starting ripgrep, with the failures of each turned into messages for the model."
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Awaitable, Callable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import Literal
 
 from deftly.contract import Accesses, FileIODisplay, ToolContext, ToolExecution, ToolResult
+from deftly.contract.fs import FileStat
 from deftly.contract.tool import P
 from deftly.features.files.base import FileTool, FileToolFailed
 from deftly.features.files.common import missing_message, os_error_message
@@ -57,7 +57,7 @@ class SearchTool(FileTool[P]):
         except FileToolFailed as exc:
             return ToolResult.error(str(exc))
 
-    def stat_target(self, raw: str, target: Path) -> os.stat_result:
+    def stat_target(self, raw: str, target: Path) -> FileStat:
         """The stat of what is searched; FileToolFailed when it is missing or unreadable."""
         try:
             return self.env.stat(target)

@@ -17,8 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from threading import Lock
 
+from deftly.contract.fs import FileStat
 
-def same_stat(a: os.stat_result, b: os.stat_result) -> bool:
+
+def same_stat(a: FileStat, b: FileStat) -> bool:
     """Do two stats of a file show it unchanged (same size, mtime and inode)?"""
     return (a.st_size, a.st_mtime_ns, a.st_ino) == (b.st_size, b.st_mtime_ns, b.st_ino)
 
@@ -30,7 +32,7 @@ class Stamp:
     inode: int
     digest: bytes | None = None
 
-    def same_stat(self, st: os.stat_result) -> bool:
+    def same_stat(self, st: FileStat) -> bool:
         return (self.size, self.mtime_ns, self.inode) == (st.st_size, st.st_mtime_ns, st.st_ino)
 
 
@@ -53,9 +55,7 @@ class FileTracker:
     def wants_digest(self, size: int) -> bool:
         return size <= self.hash_max_bytes
 
-    def stamp(
-        self, path: Path, st: os.stat_result, content: bytes | bytearray | None = None
-    ) -> None:
+    def stamp(self, path: Path, st: FileStat, content: bytes | bytearray | None = None) -> None:
         """Remember `path` as seen in the state `st` (with its content, when given)."""
         digest = (
             content_digest(content)
@@ -64,7 +64,7 @@ class FileTracker:
         )
         self.stamp_digest(path, st, digest)
 
-    def stamp_digest(self, path: Path, st: os.stat_result, digest: bytes | None) -> None:
+    def stamp_digest(self, path: Path, st: FileStat, digest: bytes | None) -> None:
         key = os.fspath(path)
         with self._lock:
             self._stamps[key] = Stamp(st.st_size, st.st_mtime_ns, st.st_ino, digest)
@@ -80,9 +80,7 @@ class FileTracker:
         with self._lock:
             self._stamps.pop(os.fspath(path), None)
 
-    def is_stale(
-        self, path: Path, st: os.stat_result, current: bytes | bytearray | None = None
-    ) -> bool:
+    def is_stale(self, path: Path, st: FileStat, current: bytes | bytearray | None = None) -> bool:
         """Has `path` changed since it was last seen? Unseen files are never stale.
 
         `current` is the file's content now, when the caller has it (Edit always does);

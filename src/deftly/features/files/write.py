@@ -10,7 +10,6 @@ back if it fails.
 from __future__ import annotations
 
 import errno
-import os
 import stat
 from dataclasses import dataclass, replace
 from functools import partial
@@ -31,6 +30,7 @@ from deftly.contract import (
     WriteHow,
     describe,
 )
+from deftly.contract.fs import FileStat
 from deftly.env.base import PathChanged
 from deftly.features.files.base import FileToolFailed, TrackedFileTool
 from deftly.features.files.common import human_size, os_error_message, shown_path, stale_message
@@ -175,7 +175,7 @@ class WriteTool(TrackedFileTool[WriteParams]):
         also = f" (kept {' and '.join(kept)})" if kept else ""
         return ToolResult.ok(f"{verb} {raw}: {len(payload):,} bytes{also}.")
 
-    def _existing(self, raw: str, path: Path) -> os.stat_result | None:
+    def _existing(self, raw: str, path: Path) -> FileStat | None:
         try:
             st = self.env.stat(path)
         except FileNotFoundError:
@@ -190,7 +190,7 @@ class WriteTool(TrackedFileTool[WriteParams]):
             raise FileToolFailed(f'"{raw}" is not a regular file (a device, socket or pipe).')
         return st
 
-    def _unchanged_since(self, raw: str, path: Path, before: os.stat_result) -> None:
+    def _unchanged_since(self, raw: str, path: Path, before: FileStat) -> None:
         """The file must still be the one that was checked, right before it is replaced."""
         try:
             now = self.env.stat(path)
@@ -232,7 +232,7 @@ class WriteTool(TrackedFileTool[WriteParams]):
                 ) from None
             raise
 
-    def _probe(self, raw: str, path: Path, st: os.stat_result) -> Format:
+    def _probe(self, raw: str, path: Path, st: FileStat) -> Format:
         """Refuse a stale overwrite; learn how the file is written now."""
         stamp = self.tracker.get(path)
         needs_content = (
@@ -251,9 +251,7 @@ class WriteTool(TrackedFileTool[WriteParams]):
                 raise FileToolFailed(stale_message(raw, "overwritten"))
             return _scan_format(handle)
 
-    def _append(
-        self, raw: str, content: str, path: Path, existing: os.stat_result | None
-    ) -> ToolResult:
+    def _append(self, raw: str, content: str, path: Path, existing: FileStat | None) -> ToolResult:
         fmt = Format()
         if existing is not None and existing.st_size:
             with self.env.open_read(path, pinned=True) as handle:

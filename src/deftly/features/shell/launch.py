@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from deftly.config.shell import ShellConfig
+from deftly.contract.fs import Process
 from deftly.env.base import ExecEnv
 from deftly.features.shell.masks import (
     Mask,
@@ -167,7 +168,7 @@ class Sandbox:
         except OSError as exc:
             return f"bubblewrap ({program}) could not be started: {exc.strerror or exc}"
         try:
-            output, _ = await asyncio.wait_for(process.communicate(), PROBE_SECONDS)
+            output = await asyncio.wait_for(_output_of(process), PROBE_SECONDS)
         except TimeoutError:
             with contextlib.suppress(ProcessLookupError):
                 process.kill()
@@ -327,3 +328,10 @@ class ShellLauncher:
         env["SHELL"] = self.program
         env.update(self.config.env)
         return env
+
+
+async def _output_of(process: Process) -> bytes:
+    """All a process prints, once it has exited."""
+    output = await process.stdout.read() if process.stdout is not None else b""
+    await process.wait()
+    return output

@@ -29,7 +29,6 @@ import asyncio
 import codecs
 import contextlib
 import logging
-import os
 import secrets
 import signal
 import string
@@ -42,8 +41,10 @@ from typing import Any
 
 from deftly.config.shell import ShellConfig
 from deftly.contract.diagnostics import Diagnostic
+from deftly.contract.fs import Process
 from deftly.contract.tool import CancelToken
 from deftly.env.base import ExecEnv
+from deftly.env.tree import PROCESS_TREE_MISSING
 from deftly.execution.events import EventBus, RuntimeNotice
 from deftly.features.shell.format import format_duration, format_size
 from deftly.features.shell.launch import ShellLauncher
@@ -124,7 +125,7 @@ class ShellTask:
         command: str,
         description: str,
         cwd: Path,
-        process: asyncio.subprocess.Process,
+        process: Process,
         log: OutputLog,
         *,
         background: bool,
@@ -229,6 +230,8 @@ class BackgroundTasks:
         background: bool = True,
     ) -> None:
         self.env = env
+        self.tree = env.process_tree
+        """The env's process tree, or None: then only the started process is followed."""
         self.background = background
         """Whether background tasks can be offered at all: False for a one-shot caller
         (`deftly call`) that exits after one call and so could never follow one."""
@@ -257,10 +260,7 @@ class BackgroundTasks:
     def adopting(self) -> bool:
         """Orphans of unsandboxed commands come back to this process (a subreaper)."""
         if self._adopting is None:
-            try:
-                self._adopting = self.env.adopt_orphans()
-            except NotImplementedError:
-                self._adopting = False
+            self._adopting = self.tree is not None and self.tree.adopt_orphans()
         return self._adopting
 
     async def check(self) -> list[Diagnostic]:
@@ -405,13 +405,13 @@ class BackgroundTasks:
         task._pump = asyncio.ensure_future(self._pump(task))
         code: int | None = None
         try:
-            code = await self.env.wait_exit(task.process)
+            code = await self._wait_exit(task.process)
             drained = asyncio.get_running_loop().time() + DRAIN_SECONDS
             await _finished_within(task._pump, DRAIN_SECONDS)
             if task._stopper is not None:
                 await asyncio.shield(task._stopper)
             elif not task.detached and await self._lingers(task, drained):
-                task.leftovers = max(len(self.env.session_processes(task.pid)), 1)
+                task.leftovers = max(len(self._session_processes(task.pid)), 1)
                 await asyncio.shield(self._helper(self._terminate(task)))
             if not task.sandboxed and not task.detached:
                 left = await asyncio.shield(self._helper(self._stop_adopted({task.id})))
@@ -439,8 +439,11 @@ class BackgroundTasks:
             # Cheap first: someone left in the group, or someone still holding the pipe.
             # Then the real check; zombies (which cannot be stopped) do not count.
             held = pump is not None and not pump.done()
-            return (self.env.group_alive(task.pid) or held) and bool(
-                self.env.session_processes(task.pid)
+            tree = self.tree
+            return (
+                tree is not None
+                and (tree.group_alive(task.pid) or held)
+                and bool(tree.session_processes(task.pid))
             )
 
         if task.sandboxed:
@@ -495,9 +498,9 @@ class BackgroundTasks:
         if task.sinks:
             self._deliver(task, task._decode(b"", final=True))
         task.log.close()
-        env_release = self.env.release
-        with contextlib.suppress(Exception):
-            env_release(task.process)
+        if self.tree is not None:
+            with contextlib.suppress(Exception):
+                self.tree.release(task.process)
         if code is not None and task.sandboxed and code > 128 and _is_signal(code - 128):
             code = 128 - code  # bubblewrap's init reports a death by signal N as 128 + N
         task.exit_code = code if code is not None and code >= 0 else None
@@ -529,8 +532,9 @@ class BackgroundTasks:
     def _remember_session(self, session: int) -> None:
         """A finished command's session may still hold a process that left its group
         unnoticed (`set -m; cmd &`): checked once more when the runtime closes."""
-        with contextlib.suppress(NotImplementedError):
-            self._ended_sessions[session] = self.env.process_mark()
+        if self.tree is None:
+            return
+        self._ended_sessions[session] = self.tree.process_mark()
         while len(self._ended_sessions) > MAX_ENDED_SESSIONS:
             del self._ended_sessions[next(iter(self._ended_sessions))]
 
@@ -581,7 +585,7 @@ class BackgroundTasks:
     async def _terminate_session(
         self,
         session: int,
-        process: asyncio.subprocess.Process | None = None,
+        process: Process | None = None,
         *,
         sandboxed: bool = False,
     ) -> None:
@@ -595,62 +599,78 @@ class BackgroundTasks:
         def gone() -> bool:
             if process is not None and process.returncode is None:
                 return False
-            return not self.env.session_processes(session)
+            return not self._session_processes(session)
 
-        if sandboxed:
-            for pid in self.env.session_processes(session):
+        if sandboxed and self.tree is not None:
+            for pid in self.tree.session_processes(session):
                 if pid != session:
-                    # The sandbox runs on this machine; the env has no per-process signal.
-                    with contextlib.suppress(ProcessLookupError, PermissionError):
-                        os.kill(pid, signal.SIGTERM)
+                    self.tree.signal_one(pid, signal.SIGTERM)
         else:
-            self.env.signal_session(session, signal.SIGTERM)
+            self._signal_session(session, process, signal.SIGTERM)
         deadline = loop.time() + self.config.kill_grace
         while loop.time() < deadline:
             if gone():
                 return
             await asyncio.sleep(POLL_SECONDS)
-        self.env.signal_session(session, signal.SIGKILL)
+        self._signal_session(session, process, signal.SIGKILL)
         for _ in range(40):
             if gone():
                 return
             await asyncio.sleep(POLL_SECONDS)
-            self.env.signal_session(session, signal.SIGKILL)
+            self._signal_session(session, process, signal.SIGKILL)
+
+    async def _wait_exit(self, process: Process) -> int:
+        """The exit status as soon as the process exits (without a process tree: once
+        its pipes close too)."""
+        if self.tree is not None:
+            return await self.tree.wait_exit(process)
+        return await process.wait()
+
+    def _session_processes(self, session: int) -> list[int]:
+        """The living processes of a command's session (none known without a tree)."""
+        return self.tree.session_processes(session) if self.tree is not None else []
+
+    def _signal_session(self, session: int, process: Process | None, number: int) -> None:
+        """Signal a command's whole session; without a process tree, the one process
+        that was started (what it started itself is the environment's to stop)."""
+        if self.tree is not None:
+            self.tree.signal_session(session, number)
+        elif process is not None and process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                process.send_signal(number)
 
     async def _stop_adopted(self, task_ids: set[str]) -> int:
         """Stop the orphans these tasks left that came back to us (they carry a task's
         mark), with their sessions: SIGTERM, the grace period, SIGKILL; again for those
         that came back meanwhile (the children of a stopped orphan). Returns how many."""
-        if not self.adopting or not task_ids:
+        tree = self.tree
+        if tree is None or not self.adopting or not task_ids:
             return 0
         loop = asyncio.get_running_loop()
         running = {t.pid for t in self._tasks.values() if t.running}
         stopped = 0
         for _ in range(ADOPTED_ROUNDS):
-            try:
-                found = self.env.marked_children(TASK_MARK)
-            except NotImplementedError:
-                return stopped
+            found = tree.marked_children(TASK_MARK)
             mine = [pid for pid, mark in found.items() if mark in task_ids and pid not in running]
             if not mine:
                 break
             stopped += len(mine)
             log.info("stopping %d process(es) that left tasks %s", len(mine), sorted(task_ids))
-            alive = [pid for pid in mine if self.env.signal_process(pid, signal.SIGTERM)]
+            alive = [pid for pid in mine if tree.signal_process(pid, signal.SIGTERM)]
             deadline = loop.time() + self.config.kill_grace
             while alive and loop.time() < deadline:
                 await asyncio.sleep(POLL_SECONDS)
-                self.env.reap_adopted()
-                alive = [pid for pid in alive if self.env.signal_process(pid, 0)]
+                tree.reap_adopted()
+                alive = [pid for pid in alive if tree.signal_process(pid, 0)]
             for pid in alive:
-                self.env.signal_process(pid, signal.SIGKILL)
+                tree.signal_process(pid, signal.SIGKILL)
             for _ in range(40):
-                self.env.reap_adopted()
-                alive = [pid for pid in alive if self.env.signal_process(pid, 0)]
+                tree.reap_adopted()
+                alive = [pid for pid in alive if tree.signal_process(pid, 0)]
                 if not alive:
                     break
                 await asyncio.sleep(POLL_SECONDS)
-        self.env.reap_adopted()
+        tree.reap_adopted()
         return stopped
 
     def _helper(self, work: Any) -> asyncio.Future[Any]:
@@ -664,6 +684,12 @@ class BackgroundTasks:
         from a small copier process, and closing the runtime leaves it alone."""
         if not task.running or task.detached:
             return
+        if self.tree is None:
+            raise TaskError(
+                f"Task {task.id} cannot be kept running beyond the runtime: "
+                f"{PROCESS_TREE_MISSING}. It keeps running until the runtime closes; stop "
+                "it with TaskStop or wait for it with WaitFor."
+            )
         if task._pump is not None:
             task._pump.cancel()
         task.sinks.clear()
@@ -674,7 +700,7 @@ class BackgroundTasks:
             task._timer.cancel()
             task._timer = None
         remaining = max(task.log.cap_bytes - task.log.kept, 0)
-        self.env.hand_off_output(task.process, task.log.path, remaining, task.log.feed)
+        self.tree.hand_off_output(task.process, task.log.path, remaining, task.log.feed)
         task.log.close()
         task.detached = True
 
@@ -758,10 +784,9 @@ class BackgroundTasks:
         detached = {t.pid for t in self._tasks.values() if t.detached}
         sessions = {s: m for s, m in self._ended_sessions.items() if s not in detached}
         self._ended_sessions.clear()
-        try:
-            strays = self.env.stray_processes(sessions)
-        except NotImplementedError:
+        if self.tree is None:
             return
+        strays = self.tree.stray_processes(sessions)
         if strays:
             log.info("stopping processes left behind in sessions %s", sorted(strays))
             await asyncio.gather(*(self._terminate_session(s) for s in strays))

@@ -51,10 +51,11 @@ from pathlib import Path
 from typing import Protocol, TypeAlias
 
 from deftly.contract.accesses import FileAccess, WriteHow
+from deftly.contract.fs import FileStat
 from deftly.contract.result import ToolResult
 from deftly.contract.tool import RuleMatch, ToolExecution, ToolTraits
 from deftly.policy.control import ControlFiles
-from deftly.policy.paths import Workspace, real_path
+from deftly.policy.paths import Workspace
 from deftly.policy.permissions.decision import Link, PermissionDecision, Step, Verdict
 from deftly.policy.permissions.git import (
     FileState,
@@ -89,7 +90,7 @@ _PLAIN = ToolTraits()
 
 
 class SeenStamp(Protocol):
-    def same_stat(self, st: os.stat_result) -> bool: ...
+    def same_stat(self, st: FileStat) -> bool: ...
 
 
 SeenFiles: TypeAlias = Callable[[Path], SeenStamp | None]
@@ -425,7 +426,7 @@ class PermissionEngine:
         files = call.files
         if not files:
             return None
-        protected = _protected_reason(files, self.git_tree())
+        protected = _protected_reason(files, self.git_tree(), self.workspace)
         if protected is None:
             for access in files:
                 if access.operation.writes:
@@ -441,7 +442,7 @@ class PermissionEngine:
 
     def _protected_write(self, access: FileAccess) -> str | None:
         """Why writing this file asks in every mode but auto, or None."""
-        found = _protected_reason((access,), self.git_tree())
+        found = _protected_reason((access,), self.git_tree(), self.workspace)
         if found is not None:
             return found
         control = self.control.reason(access.path)
@@ -557,9 +558,9 @@ class PermissionEngine:
         cached = self._git
         if cached is not None:
             tree, marker = cached
-            if os.path.lexists(marker) == (tree is not None):
+            if self.workspace.probe.lexists(os.fspath(marker)) == (tree is not None):
                 return tree
-        tree = find_git_tree(self.workspace.root)
+        tree = find_git_tree(self.workspace.root, self.workspace.probe)
         self._git = (tree, (tree.top if tree else self.workspace.root) / ".git")
         return tree
 
@@ -581,7 +582,7 @@ class PermissionEngine:
             return f"it writes {path}, outside the workspace"
         shown = self._shown(path)
         try:
-            st = os.stat(path)
+            st = self.workspace.probe.stat(path)
         except FileNotFoundError:
             return None  # a new file: nothing is lost
         except OSError as exc:
@@ -593,7 +594,7 @@ class PermissionEngine:
                 f"{shown} has {st.st_nlink} hard links: its other names may be anywhere, "
                 "outside the workspace too, and this write changes them all"
             )
-        real = real_path(Path(os.path.abspath(path)))
+        real = self.workspace.real_path(os.path.abspath(path))
         seen = self.seen_files(real) or self.seen_files(Path(path))
         if seen is not None and seen.same_stat(st):
             return None
@@ -605,7 +606,7 @@ class PermissionEngine:
         tree = self.git_tree()
         if tree is None or not is_within(real, tree.top):
             return f"{shown} is not in a git work tree and {session}: nothing can restore it"
-        state, why = file_state(tree, real)
+        state, why = file_state(tree, real, probe=self.workspace.probe)
         if state is FileState.CLEAN:
             return None
         what = {
@@ -657,16 +658,18 @@ def _paths_clean(items: tuple[FileAccess, ...]) -> str:
     return f"none of its {len(items)} paths is a secret, a .git path or a control file written"
 
 
-def _protected_reason(files: tuple[FileAccess, ...], tree: GitTree | None) -> str | None:
+def _protected_reason(
+    files: tuple[FileAccess, ...], tree: GitTree | None, workspace: Workspace
+) -> str | None:
     for access in files:
-        reason = sensitive_reason(access.path) or private_key_reason(access.path)
+        reason = sensitive_reason(access.path) or private_key_reason(access.path, workspace.probe)
         if reason is not None:
             return f"it touches {access.path}, which is {reason}"
         if has_git_component(access.path):
             return f"it touches {access.path}, inside a .git directory"
         if tree is not None:
             try:
-                real = real_path(Path(os.path.abspath(access.path)))
+                real = workspace.real_path(os.path.abspath(access.path))
             except OSError:
                 continue
             for control in tree.control_dirs:
