@@ -21,6 +21,9 @@ Decision = Literal["approve", "approve_session", "reject"]
 
 @dataclass(frozen=True, slots=True)
 class ApprovalRequest:
+    """What a person is asked about one call: which tool, what it will do, how to show it (a diff, a
+    command), why the engine asks, and which rules a session approval may remember."""
+
     call_id: str
     tool: str
     action: str
@@ -37,11 +40,16 @@ class ApprovalRequest:
 
     @property
     def session_choices(self) -> tuple[str, ...]:
+        """The rules a person may pick to remember for the session; the exact call's rule when the
+        tool offers no broader one."""
         return self.session_rules or (self.approval_rule,)
 
 
 @dataclass(frozen=True, slots=True)
 class ApprovalResponse:
+    """A person's answer: approve once, approve for the session (optionally a broader `rule`), or
+    reject, with feedback for the model."""
+
     decision: Decision
     feedback: str | None = None
     selected: str | None = None
@@ -55,11 +63,18 @@ class ApprovalResponse:
 
     @property
     def approved(self) -> bool:
+        """Whether the call may run (approved once or for the session)."""
         return self.decision != "reject"
 
 
 class Approver(Protocol):
-    async def request(self, request: ApprovalRequest) -> ApprovalResponse: ...
+    """How a front end asks a person about a call (a terminal prompt, an MCP elicitation, a dialog);
+    pass one as `Runtime(approver=...)`."""
+
+    async def request(self, request: ApprovalRequest) -> ApprovalResponse:
+        """Ask about one call and wait for the answer; called only for calls the permission engine
+        would ask about."""
+        ...
 
 
 class NonInteractiveApprover:
@@ -71,9 +86,12 @@ class NonInteractiveApprover:
     """
 
     async def request(self, request: ApprovalRequest) -> ApprovalResponse:
+        """Refuse the call, telling the model why no one could be asked and how to allow it."""
         return ApprovalResponse("reject", refusal=self.refusal(request))
 
     def refusal(self, request: ApprovalRequest, decision: PermissionDecision | None = None) -> str:
+        """The refusal text: why the call asks (the deciding rule, when `decision` says) and the
+        exact ways to allow it (`--yes`, a mode, an allow rule)."""
         link = decision.link if decision is not None else None
         lines = [
             f'Tool "{request.tool}" was not run: it needs approval, and no one can approve it '

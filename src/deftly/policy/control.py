@@ -42,6 +42,8 @@ class ControlFiles:
         user_dirs: Iterable[str | os.PathLike[str]],
         files: Iterable[str | os.PathLike[str]] = (),
     ) -> ControlFiles:
+        """The control files of a host: its config directories and files (e.g. the trusted-folders
+        record), each under every spelling it may be reached by."""
         return cls(_spellings(user_dirs), _spellings(files))
 
     def reason(self, path: str | os.PathLike[str]) -> str | None:

@@ -36,6 +36,9 @@ PREFIX_SUFFIX = ":*"
 
 
 class RuleSyntaxError(DeftlyError):
+    """A permission rule that does not parse (`Bash(git status` without its parenthesis); the
+    message says what is wrong."""
+
     pass
 
 
@@ -48,9 +51,11 @@ class Rule:
 
     @property
     def text(self) -> str:
+        """The rule written back: `Tool` or `Tool(args)`."""
         return self.tool if self.args is None else f"{self.tool}({self.args})"
 
     def matches_tool(self, name: str) -> bool:
+        """Whether the rule's tool part names `name`: exactly, or as a glob (`mcp__github__*`)."""
         return self.tool == name or _name_matches(self.tool, name)
 
 
@@ -177,6 +182,8 @@ def glob_matches(subject: str, pattern: str, *, ignore_case: bool = False) -> bo
 
 
 def glob_rule_matcher(subject: str) -> Callable[[str], bool]:
+    """A call's rule matcher for a text subject (a URL, a query): a rule's pattern covers it when it
+    glob-matches, `*` crossing `/`."""
     return lambda pattern: glob_matches(subject, pattern)
 
 
@@ -291,6 +298,9 @@ def path_matches(
 def path_rule_matcher(
     path: str | os.PathLike[str], *, cwd: Path | None = None, home: Path | None = None
 ) -> Callable[[str], bool]:
+    """A call's rule matcher for a path: a rule's path pattern covers it as given, relative to
+    `cwd`, or from `~` (`home`), with path-glob semantics (`*` stays in one directory, `**`
+    crosses them)."""
     subjects = tuple(_path_variants(os.fspath(path), cwd, home))
     return lambda pattern: _match_subjects(subjects, pattern, cwd, home)
 

@@ -20,6 +20,7 @@ IssueKind = Literal["unknown-tool", "wildcard-not-mcp", "incomplete-mcp-name"]
 
 
 def has_glob(pattern: str) -> bool:
+    """Whether a tool pattern has glob characters (only MCP names may use them)."""
     return any(ch in _MAGIC for ch in pattern)
 
 
@@ -42,9 +43,12 @@ class ToolPolicy:
 
     @classmethod
     def from_lists(cls, enabled: Sequence[str] | None, disabled: Sequence[str] = ()) -> ToolPolicy:
+        """A policy from config lists: an empty `enabled` list means every tool."""
         return cls(tuple(enabled) if enabled else None, tuple(disabled))
 
     def is_active(self, name: str, source: Source = "builtin") -> bool:
+        """Whether the tool `name` from `source` is switched on: on the allow list (when there is
+        one) and not on the deny list."""
         if self.enabled is not None and not _listed(self.enabled, name, source):
             return False
         return not _listed(self.disabled, name, source)
@@ -52,11 +56,16 @@ class ToolPolicy:
 
 @dataclass(frozen=True, slots=True)
 class PatternIssue:
+    """A tool pattern that can never match as written: unknown, a glob on a non-MCP name, or an MCP
+    server name without its tool part."""
+
     pattern: str
     kind: IssueKind
     field: str = ""
 
     def message(self, context: str = "the [tools] config") -> str:
+        """What is wrong with the pattern and how to write it, naming where it was found
+        (`context`)."""
         where = f"{context} {self.field}".strip()
         if self.kind == "incomplete-mcp-name":
             return (

@@ -12,6 +12,8 @@ from deftly.policy.permissions.rulebook import RuleEntry
 
 
 class Verdict(StrEnum):
+    """What the permission chain says of a call: run it, ask a person, or refuse it."""
+
     APPROVE = "approve"
     ASK = "ask"
     DENY = "deny"
@@ -36,10 +38,12 @@ class Link(StrEnum):
 
     @property
     def position(self) -> int:
+        """The link's place in the chain, counting from 1 (as `--explain` shows it)."""
         return CHAIN.index(self) + 1
 
     @property
     def label(self) -> str:
+        """The link's name for people ("deny rules", "read-only inside")."""
         return _LABELS[self]
 
 
@@ -76,6 +80,7 @@ class Step:
 
     @property
     def detail(self) -> str:
+        """What the link found, written out on first read."""
         if not isinstance(self._detail, str):
             self._detail = self._detail()
         return self._detail
@@ -107,9 +112,11 @@ class PermissionDecision:
 
     @property
     def approved(self) -> bool:
+        """Whether the call may run without asking anyone."""
         return self.verdict is Verdict.APPROVE
 
     def summary(self) -> str:
+        """One line: the tool, the verdict, the deciding link and mode, and the reason."""
         return (
             f"{self.tool}: {self.verdict} (link {self.link.position} of {len(CHAIN)}, "
             f'"{self.link}", in {self.mode} mode): {self.reason}'
@@ -132,6 +139,8 @@ class PermissionDecision:
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:
+        """The decision as JSON for `deftly permissions --test --json`: verdict, link, reason, the
+        rule that decided and every step."""
         return {
             "tool": self.tool,
             "mode": str(self.mode),

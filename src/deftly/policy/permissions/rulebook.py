@@ -26,6 +26,8 @@ log = logging.getLogger(__name__)
 
 
 class RuleKind(StrEnum):
+    """Which list a rule is in: allow (run unasked), ask (always ask) or deny (never run)."""
+
     ALLOW = "allow"
     ASK = "ask"
     DENY = "deny"
@@ -45,14 +47,19 @@ class RuleEntry:
 
     @property
     def text(self) -> str:
+        """The rule as written (`Bash(git status)`)."""
         return self.rule.text
 
     def describe(self) -> str:
+        """The rule for a message: its kind, its text and where it came from."""
         return f'{self.kind} rule "{self.text}" ({self.origin})'
 
 
 @dataclass(frozen=True, slots=True)
 class RuleHit:
+    """A rule that covers a call: the rule, how far it matched, a note when the answer needs one,
+    and the rules that cover the other parts of a compound command with it."""
+
     entry: RuleEntry
     match: RuleMatch
     note: str = ""
@@ -61,6 +68,7 @@ class RuleHit:
 
     @property
     def entries(self) -> tuple[RuleEntry, ...]:
+        """Every rule that together covers the call, the deciding one first."""
         return (self.entry, *self.together)
 
 
@@ -116,11 +124,19 @@ class RuleSource(Protocol):
     """A rule with examples, as `[permissions]` tables give it."""
 
     @property
-    def rule(self) -> str: ...
+    def rule(self) -> str:
+        """The rule text."""
+        ...
+
     @property
-    def match(self) -> Sequence[str]: ...
+    def match(self) -> Sequence[str]:
+        """Calls the rule must cover; checked when the rule is loaded."""
+        ...
+
     @property
-    def not_match(self) -> Sequence[str]: ...
+    def not_match(self) -> Sequence[str]:
+        """Calls the rule must not cover; checked when the rule is loaded."""
+        ...
 
 
 def pattern_problems(text: str) -> list[str]:
@@ -245,6 +261,8 @@ class RuleBook:
         return len(self.entries) != before
 
     def of_kind(self, kind: RuleKind) -> list[RuleEntry]:
+        """The rules of one kind, in the order they were loaded (grouped once per change of the
+        book)."""
         grouped = self._by_kind
         version, ident, size = self._by_kind_key
         entries = self.entries
@@ -268,6 +286,8 @@ class RuleBook:
         return len(self.entries)
 
     def first_hit(self, kind: RuleKind, tool: str, execution: ToolExecution) -> RuleHit | None:
+        """The first rule of `kind` that covers the call (an allow rule must cover all of it, a deny
+        or ask rule any part), or None."""
         for entry in self.of_kind(kind):
             match, note = match_rule(entry.rule, tool, execution)
             if covers(kind, match):
@@ -296,16 +316,19 @@ class SessionApprovals:
         return entry
 
     def clear(self) -> None:
+        """Forget every session approval."""
         self.entries.clear()
 
     @property
     def rules(self) -> list[str]:
+        """The remembered rules' texts, oldest first."""
         return [e.text for e in self.entries]
 
     def __len__(self) -> int:
         return len(self.entries)
 
     def first_hit(self, tool: str, execution: ToolExecution) -> RuleHit | None:
+        """The first remembered rule that covers the whole call, or None."""
         for entry in self.entries:
             match, note = match_rule(entry.rule, tool, execution)
             if covers(RuleKind.ALLOW, match):
