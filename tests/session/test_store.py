@@ -5,6 +5,7 @@ lost, and a failed save never crashes."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -248,3 +249,35 @@ def test_reload_reads_the_files_again_but_keeps_an_unsaved_value(tmp_path: Path)
     store.reload()
     assert counter.get().count == 9
     assert plan.get().steps == ["unsaved"]  # nowhere else: kept
+
+
+def test_a_second_bad_file_does_not_overwrite_the_first(tmp_path: Path) -> None:
+    directory = session(tmp_path)
+    state = directory / "state"
+    state.mkdir()
+    (state / "counter.json.bad").write_text("the first bad file")
+    (state / "counter.json").write_text("the second")
+    counter = StateStore(directory).slot("counter", Counter)
+    assert counter.get() == Counter()
+    assert (state / "counter.json.bad").read_text() == "the first bad file"
+    assert (state / "counter.json.bad.2").read_text() == "the second"
+    assert counter.problem is not None and str(state / "counter.json.bad.2") in counter.problem
+
+
+def test_scratch_files_of_a_dead_writer_are_swept(tmp_path: Path) -> None:
+    directory = session(tmp_path)
+    state = directory / "state"
+    state.mkdir()
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    left = state / f".counter.json.{dead.stdout.strip()}.abcd1234.tmp"
+    left.write_text('{"count": 1')  # killed half-way
+    mine = state / f".plan.json.{os.getpid()}.abcd1234.tmp"  # a live writer's
+    mine.write_text("{")
+    StateStore(directory).slot("counter", Counter).set(Counter(count=2))
+    assert not left.exists() and mine.exists()
+    assert sorted(p.name for p in state.iterdir()) == [mine.name, "counter.json"]

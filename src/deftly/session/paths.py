@@ -42,7 +42,8 @@ CLAIM_TIMEOUT = 5.0
 """How long a claim waits while a pruner or a releasing holder has the session locked."""
 
 PRUNING_PREFIX = ".pruning-"
-"""A session being removed is first renamed to this prefix, so a new claim never lands in it."""
+"""A session being removed is first renamed to this prefix, so a new claim never lands in it;
+whatever lists sessions skips names starting with "." (the next pruning deletes leftovers)."""
 
 
 class SessionClaim:

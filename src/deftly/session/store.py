@@ -78,6 +78,7 @@ class _Shelf:
         self.directory = directory
         self.lock = threading.RLock()
         self.entries: dict[str, _Entry] = {}
+        self.swept = False  # scratch files of dead writers removed (once per process)
 
 
 _shelves: weakref.WeakValueDictionary[str, _Shelf] = weakref.WeakValueDictionary()
@@ -285,8 +286,9 @@ class StateSlot(Generic[M]):
         return entry.value
 
     def _set_aside(self, path: Path, reason: str) -> str:
-        """Move an unreadable file to `<key>.json.bad`; the problem to report."""
-        bad = path.with_name(path.name + ".bad")
+        """Move an unreadable file to `<key>.json.bad` (`.bad.2`... if that is taken); the
+        problem to report."""
+        bad = _free_name(path.with_name(path.name + ".bad"))
         said = f"the saved state {self.key!r} ({path}) no longer fits {self.model.__name__}"
         try:
             os.replace(path, bad)
@@ -301,6 +303,9 @@ class StateSlot(Generic[M]):
         path = self._path()
         if path is None:
             return
+        if not self._shelf.swept:
+            self._shelf.swept = True
+            _sweep_scratch(path.parent)
         try:
             _write_atomic(path, text)
         except OSError as exc:
@@ -332,6 +337,44 @@ def _write_atomic(path: Path, text: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(scratch)
         raise
+
+
+SCRATCH = re.compile(r"\..+\.json\.(\d+)\.[0-9a-f]+\.tmp")
+"""The name of a scratch file `_write_atomic` writes: `.<key>.json.<pid>.<random>.tmp`."""
+
+
+def _sweep_scratch(folder: Path) -> None:
+    """Remove the scratch files that writers killed mid-write left in `folder`."""
+    try:
+        names = [entry.name for entry in os.scandir(folder)]
+    except OSError:
+        return
+    for name in names:
+        match = SCRATCH.fullmatch(name)
+        if match and not _alive(int(match.group(1))):
+            with contextlib.suppress(OSError):
+                os.unlink(folder / name)
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process `pid` exists (a reused pid only keeps a stale file longer)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def _free_name(path: Path) -> Path:
+    """`path`, or `path.2`, `path.3`... the first that does not exist (an earlier bad file
+    is never overwritten)."""
+    candidate, number = path, 1
+    while candidate.exists() and number < 1000:
+        number += 1
+        candidate = path.with_name(f"{path.name}.{number}")
+    return candidate
 
 
 def _reason(exc: ValidationError) -> str:
