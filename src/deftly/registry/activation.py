@@ -28,11 +28,16 @@ class Profile:
 
     @property
     def policy(self) -> ToolPolicy:
+        """The profile as a tool policy (its allow list and its refused names)."""
         return ToolPolicy(self.tools, self.disallowed_tools)
 
 
 @dataclass
 class Activation:
+    """Turns contributions into tools for one agent: checks each against the registry, the env's
+    capabilities, the profile and the tool policy, builds the ones that pass with their
+    dependencies from `services`, and records why others were left out in `diagnostics`."""
+
     registry: ToolRegistry
     services: Services
     capabilities: frozenset[str]
@@ -110,4 +115,6 @@ class Activation:
 
 
 def known_names(contributions: Sequence[ToolContribution], registry: ToolRegistry) -> set[str]:
+    """Every tool name that could exist here: the contributions' and the registered ones (a rule
+    naming none of them never applies)."""
     return {c.name for c in contributions if c.name} | set(registry.names())
