@@ -48,6 +48,9 @@ class TerminalApprover:
         self._buffer = b""
 
     async def request(self, request: ApprovalRequest) -> ApprovalResponse:
+        """Show the call (its diff or command) at the terminal and ask, one question at a time:
+        once, for the session (the exact rule or a prefix rule), with a plan's approach, no, or
+        no with feedback."""
         async with self._lock:  # one question at a time
             self.console.print(self._panel(request))
             options = _plan_options(request)

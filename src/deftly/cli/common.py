@@ -82,10 +82,14 @@ USAGE_ERROR = 2
 
 
 class UsageError(Exception):
+    """A command line that cannot run as given (an unknown mode, a bad option value): printed as one
+    line, exit status 2."""
+
     pass
 
 
 def fail(message: str, code: int = USAGE_ERROR) -> typer.Exit:
+    """Print `message` as deftly's error on stderr and return the exit to raise with `code`."""
     err.print(f"[red]deftly:[/red] {message}", highlight=False)
     return typer.Exit(code)
 
@@ -178,6 +182,8 @@ def build_runtime(
 
 
 def print_diagnostics(runtime: Runtime) -> None:
+    """Print the runtime's diagnostics (config, tool and plugin problems) on stderr, errors in red
+    and warnings in yellow."""
     for diagnostic in runtime.diagnostics:
         colour = "red" if diagnostic.level == "error" else "yellow"
         err.print(

@@ -36,6 +36,7 @@ class NoticePrinter:
         self.records: list[PermissionRecord] = []
 
     def attach(self, runtime: Runtime) -> Callable[[], None]:
+        """Start listening to the runtime's events; returns the function that stops it."""
         return runtime.subscribe(self)
 
     def __call__(self, event: Event) -> None:
@@ -49,11 +50,14 @@ class NoticePrinter:
             self.console.print(f"[cyan]{escape(event.message)}[/cyan]", highlight=False)
 
     def record_for(self, call_id: str) -> PermissionRecord | None:
+        """The last permission record of the call `call_id`, for `--explain`."""
         found = [r for r in self.records if r.call_id == call_id]
         return found[-1] if found else None
 
 
 def explanation_text(record: PermissionRecord | None, outcome: str) -> str:
+    """The permission chain's story for `--explain`, or why there is none (the call ended before the
+    gate, or a hook allowed it)."""
     if record is None:
         return (
             "No permission decision was made: the call ended before the permission gate "
@@ -63,6 +67,7 @@ def explanation_text(record: PermissionRecord | None, outcome: str) -> str:
 
 
 def explanation_json(record: PermissionRecord | None) -> dict[str, Any] | None:
+    """The permission record as JSON for `--explain --json` (None when no decision was made)."""
     return record.to_json() if record is not None else None
 
 

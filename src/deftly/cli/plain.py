@@ -28,6 +28,8 @@ def plain_call(call: CallResult) -> str:
 
 
 def plain_output(output: Output) -> str:
+    """A result's output as plain text for a pipe: text parts as they are, an image or other part as
+    a one-line placeholder."""
     if isinstance(output, str):
         return output
     texts: list[str] = []

@@ -92,6 +92,8 @@ def _output_renderable(call: CallResult) -> RenderableType:
 
 
 def render_call(console: Console, call: CallResult, *, show_display: bool = True) -> None:
+    """Print one call's result at the terminal: a panel titled with the tool and its status, holding
+    the display (a diff, a command) and the output."""
     status = "[red]error[/red]" if call.is_error else "[green]ok[/green]"
     title = f"[bold]{call.name}[/bold] · {status}"
     if call.description:
@@ -109,6 +111,8 @@ def render_call(console: Console, call: CallResult, *, show_display: bool = True
 
 
 def tools_table(tools: Sequence[ToolInfo]) -> Table:
+    """The table `deftly tools` prints: name, source, disclosure and the description's first
+    sentence."""
     table = Table(show_lines=False, header_style="bold")
     table.add_column("tool", style="bold cyan", no_wrap=True)
     table.add_column("source")
@@ -127,6 +131,7 @@ def first_sentence(text: str) -> str:
 
 
 def output_json(output: Any) -> Any:
+    """A result's output as JSON: the text, or a list of typed parts."""
     if isinstance(output, str):
         return output
     out = []
@@ -141,6 +146,8 @@ def output_json(output: Any) -> Any:
 def call_json(
     call: CallResult, *, with_times: bool = False, with_display: bool = True
 ) -> dict[str, Any]:
+    """One call's result as the JSON object `deftly call/batch --json` prints (with the times and
+    the display when asked)."""
     data: dict[str, Any] = {
         "tool_call_id": call.tool_call_id,
         "name": call.name,
