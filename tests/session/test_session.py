@@ -153,7 +153,7 @@ def test_a_session_whose_directory_cannot_be_made_keeps_state_in_memory(
         assert session.directory is None
         assert session.problem is not None
         assert f"cannot use the session directory {session.location}" in session.problem
-        assert "in memory only" in session.problem
+        assert "in memory only" in session.problem and "long results" in session.problem
         assert not session.store.persistent
         todo = session.store.slot("todo", Todo)
         todo.set(Todo(items=["kept in memory"]))

@@ -87,8 +87,10 @@ class Session:
         except OSError as exc:
             held = None
             problem = (
-                f"cannot use the session directory {location} ({exc}); this session's "
-                "state is kept in memory only and ends with it"
+                f"cannot use the session directory {location} ({exc}); this session "
+                "keeps its state in memory only, and what it would keep there (long "
+                "results spilled to disk, task logs, plans) cannot be written: check that "
+                "the data home ($DEFTLY_HOME) is a writable directory"
             )
         return cls(
             session_id=session_id,
