@@ -255,7 +255,7 @@ async def test_veto_and_allow_and_proceed(make_runtime: Any) -> None:
         return ToolExecution(
             approval_rule="m",
             accesses=Accesses.none(),
-            execute=lambda ctx: (metadata.append(ctx.metadata), ToolResult.ok("meta"))[1],
+            execute=lambda ctx: (metadata.append(ctx.handoff(dict)), ToolResult.ok("meta"))[1],
         )
 
     rt.register_tool(FuncTool("Meta", remember))

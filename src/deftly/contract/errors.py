@@ -13,11 +13,31 @@ class DeftlyError(Exception):
     """Base class for every error deftly raises on purpose."""
 
 
-class PathSecurityError(DeftlyError):
+class ToolError(DeftlyError):
+    """The one exception a tool raises to fail a call: its message is the error result.
+
+    Raise it from `resolve` or `execute` (or anything they call) when returning
+    `ToolResult.error(...)` is awkward, e.g. deep in a helper. The executor turns it into
+    `ToolResult.error(message)` with the message as is: no "failed" wording, no exception
+    name, no traceback. So write the message for the model: what happened and what to do
+    next. Any *other* exception escaping a tool is a bug in the tool: it becomes a short
+    error result naming the exception, and is logged.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+
+    @property
+    def message(self) -> str:
+        """The text of the error result, for the model."""
+        return str(self.args[0]) if self.args else ""
+
+
+class PathSecurityError(ToolError):
     """A path argument was refused by the path policy, before anything was touched.
 
     Raised from `resolve`; the executor turns it into an error result with this message
-    verbatim, and nobody is asked for approval.
+    verbatim (it is a `ToolError`), and nobody is asked for approval.
     """
 
     def __init__(self, code: str, raw_path: str, message: str, resolved: str | None = None):
@@ -25,19 +45,26 @@ class PathSecurityError(DeftlyError):
         self.code = code
         self.raw_path = raw_path
         self.resolved = resolved
-        self.message = message
 
 
-class InvalidArguments(DeftlyError):
-    """Arguments did not match the tool's schema. `problems` are short, human sentences."""
+class InvalidArguments(ToolError):
+    """Arguments did not match the tool's schema. `problems` are short, human sentences.
+
+    Raised by `parse_args` (and, for checks a schema cannot say, by `resolve`): the model
+    reads the message and fixes its call.
+    """
 
     def __init__(self, tool: str, problems: Sequence[str]):
         self.tool = tool
         self.problems = list(problems) or ["the arguments do not match the schema"]
-        super().__init__(self.message)
+        super().__init__(self._text())
 
     @property
     def message(self) -> str:
+        """One sentence naming the tool and every bad field, and what to do next."""
+        return self._text()
+
+    def _text(self) -> str:
         joined = "; ".join(self.problems)
         return (
             f'Invalid arguments for tool "{self.tool}": {joined}. '

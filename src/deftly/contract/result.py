@@ -10,6 +10,8 @@ from typing import Any, Literal, TypeAlias
 
 @dataclass(frozen=True, slots=True)
 class TextPart:
+    """Text in a result made of parts."""
+
     text: str
     type: Literal["text"] = "text"
 
@@ -24,15 +26,19 @@ class ImagePart:
 
     @classmethod
     def from_bytes(cls, raw: bytes, mime_type: str) -> ImagePart:
+        """An image part of raw image bytes (base64-encoded here)."""
         return cls(base64.b64encode(raw).decode("ascii"), mime_type)
 
     @property
     def data_url(self) -> str:
+        """The image as a `data:` URL."""
         return f"data:{self.mime_type};base64,{self.data}"
 
 
 @dataclass(frozen=True, slots=True)
 class AudioPart:
+    """Audio for a model that can hear. `data` is base64."""
+
     data: str
     mime_type: str
     type: Literal["audio"] = "audio"
@@ -49,8 +55,13 @@ class ToolResult:
     `note` is a side channel only the model sees (a status line, a hint), never a UI.
     `truncated` says the tool already cut its output; `spill_exempt` says "do not spill
     me to disk" (Read pages itself). `stop_turn` asks the agent loop to end the turn.
-    `delivery` is text the agent loop should add to the conversation as a user message
-    after this result (a loaded skill, say).
+    `delivery` is text for the conversation after this result (a loaded skill): the
+    executor pushes it to the agent's injection channel (kind "skill"); it stays on the
+    result too, for callers that read it there.
+
+    A failed call is `ToolResult.error(message)` (`is_error`). A tool may instead raise
+    `ToolError(message)` from `resolve` or `execute`: the executor makes the same error
+    result of it, message as is. Other exceptions are bugs (see `deftly.contract.tool`).
     """
 
     output: Output
@@ -72,6 +83,7 @@ class ToolResult:
         stop_turn: bool = False,
         delivery: str | None = None,
     ) -> ToolResult:
+        """A successful result."""
         return cls(
             output,
             note=note,
@@ -85,6 +97,7 @@ class ToolResult:
     def error(
         cls, message: Output, *, note: str | None = None, stop_turn: bool = False
     ) -> ToolResult:
+        """A failed call: `message` tells the model what happened and what to do next."""
         return cls(message, is_error=True, note=note, stop_turn=stop_turn)
 
     def with_(self, **changes: Any) -> ToolResult:
@@ -98,10 +111,12 @@ class ToolResult:
 
 
 def output_text(output: Output) -> str:
+    """The text of an output (content parts other than text are left out)."""
     if isinstance(output, str):
         return output
     return "".join(part.text for part in output if isinstance(part, TextPart))
 
 
 def is_all_text(output: Output) -> bool:
+    """Whether an output is only text (a string, or text parts only)."""
     return isinstance(output, str) or all(isinstance(part, TextPart) for part in output)

@@ -3,6 +3,19 @@
 `resolve(args)` is pure: it normalises paths, declares what the call touches, how to ask a
 person about it and how to show it, and hands back the closure that does the work. Bad
 arguments and forbidden paths fail there, before anything is touched and nobody is asked.
+
+How a tool fails a call, one convention: return `ToolResult.error(message)` (from
+`resolve` or from `execute`), or raise `ToolError(message)` (`deftly.contract.errors`;
+`PathSecurityError` and `InvalidArguments` are ToolErrors) from either of them or from
+anything they call. Both give the model an error result whose text is the message as
+written: say what happened and what to do next. Any other exception escaping a tool is
+taken for a bug in the tool: the call becomes a short error result naming the exception
+(`Tool "X" failed: ValueError: ...`, or `could not prepare the call` from `resolve`), the
+traceback is logged, and the rest of the batch runs.
+
+`execute` receives a `ToolContext`: the call's id and `Identity` (session, agent, turn),
+its cancel token, where to report progress, and what the before-hooks handed over for it
+(`ctx.handoff(PlanReview)`).
 """
 
 from __future__ import annotations
@@ -19,6 +32,7 @@ from pydantic import BaseModel, ValidationError
 from deftly.contract.accesses import Accesses
 from deftly.contract.display import Display
 from deftly.contract.errors import InvalidArguments
+from deftly.contract.identity import Identity
 from deftly.contract.result import ToolResult
 from deftly.contract.schema import JsonSchema, input_json_schema
 from deftly.contract.traits import ToolTraits
@@ -39,6 +53,7 @@ __all__ = [
 ]
 
 P = TypeVar("P", bound=BaseModel)
+H = TypeVar("H")
 
 UpdateKind: TypeAlias = Literal["stdout", "stderr", "progress", "status"]
 
@@ -62,6 +77,7 @@ class CancelToken:
         self.by_user = False
 
     def cancel(self, reason: str = "cancelled", *, by_user: bool = False) -> None:
+        """Cancel every call of the batch (the first reason given is kept)."""
         if not self._event.is_set():
             self.reason = reason
             self.by_user = by_user
@@ -69,9 +85,11 @@ class CancelToken:
 
     @property
     def cancelled(self) -> bool:
+        """Whether the batch was cancelled."""
         return self._event.is_set()
 
     async def wait(self) -> None:
+        """Return once the batch is cancelled."""
         await self._event.wait()
 
 
@@ -81,16 +99,31 @@ def _ignore_update(update: ToolUpdate) -> None:
 
 @dataclass(frozen=True, slots=True)
 class ToolContext:
-    """What `execute` receives: who it is, whether to stop, and where to report progress."""
+    """What `execute` receives: which call it is and whose (`identity`), whether to stop,
+    where to report progress, and what the before-hooks handed over for it.
+
+    `handoffs` are the values before-hooks gave with their decision (`Proceed(handoff=...)`,
+    `Allow(handoff=...)`), in chain order; a tool asks for the one it knows by its type
+    with `handoff(...)` (ExitPlanMode reads the plan review that way).
+    """
 
     call_id: str
     cancel: CancelToken = field(default_factory=CancelToken)
     report: Callable[[ToolUpdate], None] = _ignore_update
-    metadata: Any = None
+    handoffs: tuple[object, ...] = ()
+    identity: Identity = field(default_factory=Identity)
 
     @property
     def cancelled(self) -> bool:
+        """Whether the batch this call belongs to was cancelled."""
         return self.cancel.cancelled
+
+    def handoff(self, kind: type[H]) -> H | None:
+        """The first value of type `kind` a before-hook handed over, or None."""
+        for value in self.handoffs:
+            if isinstance(value, kind):
+                return value
+        return None
 
 
 class RuleMatch(Enum):
@@ -107,6 +140,7 @@ class RuleMatch(Enum):
 
     @classmethod
     def of(cls, value: bool | RuleMatch) -> RuleMatch:
+        """A matcher's answer as a RuleMatch (True is FULL, False is NONE)."""
         if isinstance(value, RuleMatch):
             return value
         return cls.FULL if value else cls.NONE
@@ -177,7 +211,9 @@ class BaseTool(ABC):
 
     @abstractmethod
     def resolve(self, args: Any) -> Resolution | Awaitable[Resolution]:
-        """Turn validated arguments into an execution (or an error result). No I/O."""
+        """Turn validated arguments into an execution (or an error result). No I/O.
+
+        To refuse the call, return `ToolResult.error(...)` or raise `ToolError`."""
 
     def description_vars(self) -> Mapping[str, object]:
         """Values for `${NAME}` placeholders in the description."""
@@ -191,9 +227,11 @@ class Tool(BaseTool, Generic[P]):
 
     @property
     def parameters(self) -> JsonSchema:
+        """The input view of `params` as a closed draft-07 schema."""
         return input_json_schema(self.params)
 
     def parse_args(self, raw: Any) -> P:
+        """`raw` validated into `params`; `InvalidArguments` naming each bad field."""
         try:
             return self.params.model_validate(raw)  # type: ignore[return-value]
         except ValidationError as exc:
@@ -220,9 +258,11 @@ class SchemaTool(BaseTool):
 
     @property
     def parameters(self) -> JsonSchema:
+        """The schema as it was given."""
         return self._parameters
 
     def parse_args(self, raw: Any) -> dict[str, Any]:
+        """`raw` checked against the schema; `InvalidArguments` naming each problem."""
         validator = self._validator
         if validator is None or validator.schema is not self._parameters:
             validator = self._validator = JsonSchemaValidator(self._parameters)

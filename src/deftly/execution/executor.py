@@ -9,6 +9,15 @@
 
 Whatever goes wrong in one call becomes that call's error result; the rest of the batch
 runs. Results come back in the model's call order.
+
+Failure convention: a tool fails a call by returning `ToolResult.error(...)` or by raising
+`ToolError` (from `resolve` or `execute`): the error's message becomes the result as is.
+Any other exception is a bug in the tool: a short error result naming it, logged.
+
+Who is calling: every event and every `ToolContext` carries the executor's `identity`
+(session, agent), in the turn given to `run_batch`. What the model must hear next goes
+through the agent's injection channel: a result's `delivery` is pushed there ("skill");
+without an agent loop (`notices_on_results`), task notices ride on the next result's note.
 """
 
 from __future__ import annotations
@@ -24,7 +33,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-from deftly.contract.errors import InvalidArguments, PathSecurityError
+from deftly.contract.errors import InvalidArguments, ToolError
+from deftly.contract.identity import Identity
 from deftly.contract.result import ToolResult
 from deftly.contract.tool import CancelToken, ToolContext, ToolExecution, ToolUpdate
 from deftly.execution.calls import (
@@ -47,7 +57,14 @@ from deftly.execution.hooks import (
     Veto,
 )
 from deftly.execution.normalize import coerce_result, normalize_result
-from deftly.execution.notices import NoticeSource, with_notices
+from deftly.execution.notices import (
+    RESULT_KINDS,
+    SKILL_KIND,
+    TASK_FINISHED_KIND,
+    InjectionChannel,
+    NoticeSource,
+    with_notices,
+)
 from deftly.execution.scheduler import Scheduler
 from deftly.execution.spill import Spiller
 from deftly.registry.registry import RegisteredTool, ToolRegistry
@@ -61,6 +78,7 @@ DEFAULT_GRACE_SECONDS = 2.0
 
 
 def cancelled_text(name: str, cancel: CancelToken) -> str:
+    """What the model is told about a call that was cancelled (by the user, or not)."""
     if cancel.by_user:
         return (
             f'The user interrupted "{name}" (and anything running with it). This was a '
@@ -78,7 +96,8 @@ class _Slot:
     args: Any = None
     entry: RegisteredTool | None = None
     execution: ToolExecution | None = None
-    metadata: Any = None
+    identity: Identity = field(default_factory=Identity)
+    handoffs: list[object] = field(default_factory=list)
     settled: tuple[ToolResult, Outcome] | None = None
     started_at: float | None = None
     finished_at: float | None = None
@@ -92,6 +111,17 @@ class _Slot:
 
 @dataclass
 class Executor:
+    """Runs batches of model tool calls for one agent: preflight, prepare, schedule,
+    finalize (see the module docstring).
+
+    `identity` says whose calls these are (stamped on every event and `ToolContext`).
+    `injections` is the agent's "tell the model next turn" channel (a
+    `deftly.session.Injections`): a result's `delivery` is pushed to it. With
+    `notices_on_results` (no agent loop) the kinds that always rode on results (task
+    notices) are drained into the next result's note; an agent loop sets it False and
+    drains the channel itself before each model request.
+    """
+
     registry: ToolRegistry
     spiller: Spiller
     events: EventBus = field(default_factory=EventBus)
@@ -101,10 +131,20 @@ class Executor:
     missing: list[MissingDescriber] = field(default_factory=list)
     grace_seconds: float = DEFAULT_GRACE_SECONDS
     notices: list[NoticeSource] = field(default_factory=list)
-    """Drained as each result is finished: what they give rides on that result's note."""
+    """Drained as each result is finished: what they give rides on that result's note
+    (or, with `notices_on_results` off, goes to `injections` as "task_finished")."""
+    identity: Identity = field(default_factory=Identity)
+    """Session and agent of every call; `run_batch(turn_id=...)` sets the turn."""
+    injections: InjectionChannel | None = None
+    notices_on_results: bool = True
 
     def add_notice_source(self, source: NoticeSource) -> Callable[[], None]:
-        """Let `source`'s notices ride on the next results; returns the way to stop."""
+        """Let `source`'s notices ride on the next results; returns the way to stop.
+
+        Kept for hosts written before the injection channel: a notice source is drained
+        as a "task_finished" injection would be. New code registers an injection source
+        on the channel instead.
+        """
         self.notices.append(source)
 
         def remove() -> None:
@@ -114,13 +154,22 @@ class Executor:
         return remove
 
     async def run_batch(
-        self, calls: Sequence[ToolCall], *, cancel: CancelToken | None = None
+        self,
+        calls: Sequence[ToolCall],
+        *,
+        cancel: CancelToken | None = None,
+        turn_id: str | None = None,
     ) -> list[CallResult]:
-        """Run one batch; returns one `CallResult` per call, in the order given."""
+        """Run one batch; returns one `CallResult` per call, in the order given.
+
+        `turn_id` is the agent loop's turn these calls belong to (None: the executor's own
+        `identity.turn_id`, None outside a loop); it is on every event and context.
+        """
         if not calls:
             return []
         token = cancel or CancelToken()
-        inner = asyncio.ensure_future(self._run(list(calls), token))
+        identity = self.identity if turn_id is None else self.identity.in_turn(turn_id)
+        inner = asyncio.ensure_future(self._run(list(calls), token, identity))
         try:
             return await asyncio.shield(inner)
         except asyncio.CancelledError:
@@ -129,8 +178,10 @@ class Executor:
                 await inner
             raise
 
-    async def _run(self, calls: list[ToolCall], cancel: CancelToken) -> list[CallResult]:
-        slots = [self._preflight(i, call) for i, call in enumerate(calls)]
+    async def _run(
+        self, calls: list[ToolCall], cancel: CancelToken, identity: Identity
+    ) -> list[CallResult]:
+        slots = [self._preflight(i, call, identity) for i, call in enumerate(calls)]
         await self._prepare_all(slots, calls, cancel)
         scheduler = Scheduler()
         running: set[_Slot] = set()
@@ -157,8 +208,8 @@ class Executor:
 
     # -- phase 1: preflight --------------------------------------------------------------
 
-    def _preflight(self, index: int, call: ToolCall) -> _Slot:
-        slot = _Slot(index, call)
+    def _preflight(self, index: int, call: ToolCall, identity: Identity) -> _Slot:
+        slot = _Slot(index, call, identity=identity)
         try:
             slot.args = parse_arguments(call.arguments)
         except ArgumentsTooDeep as exc:
@@ -246,7 +297,7 @@ class Executor:
         tool = slot.entry.tool
         try:
             resolution = await _awaited(tool.resolve(slot.args))
-        except PathSecurityError as exc:
+        except ToolError as exc:
             slot.settled = (ToolResult.error(exc.message), Outcome.RESOLUTION_FAILED)
             return
         except Exception as exc:
@@ -271,7 +322,9 @@ class Executor:
             )
             return
         slot.execution = resolution
-        context = BeforeContext(slot.call, tool, slot.args, resolution, calls, cancel)
+        context = BeforeContext(
+            slot.call, tool, slot.args, resolution, calls, cancel, slot.identity
+        )
         for hook_id, hook in self.before:
             try:
                 decision = await hook(context)
@@ -288,11 +341,10 @@ class Executor:
             if isinstance(decision, Veto):
                 slot.settled = (decision.result, Outcome.VETOED)
                 return
+            if isinstance(decision, Allow | Proceed) and decision.handoff is not None:
+                slot.handoffs.append(decision.handoff)
             if isinstance(decision, Allow):
-                slot.metadata = decision.metadata if slot.metadata is None else slot.metadata
                 break
-            if isinstance(decision, Proceed) and slot.metadata is None:
-                slot.metadata = decision.metadata
         if cancel.cancelled:
             slot.settled = (ToolResult.error(cancelled_text(slot.name, cancel)), Outcome.CANCELLED)
 
@@ -305,6 +357,7 @@ class Executor:
                 slot.args,
                 execution.description if execution and execution.description else None,
                 execution.display if execution else None,
+                slot.identity,
             )
         )
 
@@ -330,9 +383,11 @@ class Executor:
 
         def report(update: ToolUpdate) -> None:
             if not cancel.cancelled:
-                self.events.emit(ToolProgress(slot.call.id, slot.name, update))
+                self.events.emit(ToolProgress(slot.call.id, slot.name, update, slot.identity))
 
-        ctx = ToolContext(slot.call.id, cancel, report, slot.metadata)
+        ctx = ToolContext(
+            slot.call.id, cancel, report, handoffs=tuple(slot.handoffs), identity=slot.identity
+        )
         slot.started_at = time.monotonic()
         try:
             result = coerce_result(slot.name, await _awaited(execution.execute(ctx)))
@@ -343,6 +398,11 @@ class Executor:
             if current is not None:
                 current.uncancel()
             result = ToolResult.error(cancelled_text(slot.name, cancel))
+        except ToolError as exc:
+            log.debug("tool %s failed: %s", slot.name, exc.message)
+            result = ToolResult.error(
+                cancelled_text(slot.name, cancel) if cancel.cancelled else exc.message
+            )
         except Exception as exc:
             log.debug("tool %s raised", slot.name, exc_info=True)
             text = (
@@ -368,6 +428,8 @@ class Executor:
         result = normalize_result(slot.name, coerce_result(slot.name, result))
         result = await self._after_hooks(slot, result, outcome)
         result = self.spiller.apply(slot.name, slot.call.id, result)
+        if result.delivery and self.injections is not None:
+            self.injections.push(SKILL_KIND, result.delivery)
         result = self._add_notices(result)
         execution = slot.execution
         record = CallResult(
@@ -382,14 +444,24 @@ class Executor:
             started_at=slot.started_at,
             finished_at=slot.finished_at,
         )
-        self.events.emit(ToolCallFinished(slot.call.id, slot.name, record))
+        self.events.emit(ToolCallFinished(slot.call.id, slot.name, record, slot.identity))
         return record
 
     def _add_notices(self, result: ToolResult) -> ToolResult:
+        """Without an agent loop, what rides on results (task notices, from the legacy
+        sources and the channel) goes on this one's note; with a loop, the legacy sources'
+        notices go to the channel for it to drain."""
         messages: list[str] = []
         for source in tuple(self.notices):
             taken = _safely_list(source.take_notices, "notice source")
             messages += [notice.message for notice in taken]
+        channel = self.injections
+        if not self.notices_on_results and channel is not None:
+            for message in messages:
+                channel.push(TASK_FINISHED_KIND, message)
+            return result
+        if channel is not None:
+            messages += [item.text for item in channel.drain(RESULT_KINDS.__contains__)]
         if not messages:
             return result
         return result.with_(note=with_notices(result.note, messages))
@@ -399,7 +471,9 @@ class Executor:
             return result
         tool = slot.entry.tool if slot.entry else None
         for hook_id, hook in self.after:
-            context = AfterContext(slot.call, tool, slot.args, outcome, result, slot.execution)
+            context = AfterContext(
+                slot.call, tool, slot.args, outcome, result, slot.execution, slot.identity
+            )
             try:
                 replacement = await hook(context)
             except Exception as exc:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, Generic, TypeAlias, TypeVar
 
+from deftly.contract.identity import Identity
 from deftly.contract.result import ToolResult
 from deftly.contract.tool import BaseTool, CancelToken, ToolExecution
 from deftly.execution.calls import Outcome, ToolCall
@@ -43,20 +44,24 @@ class HookOrder(IntEnum):
 
 @dataclass(frozen=True, slots=True)
 class Allow:
-    """Run the call now; later before-hooks are not asked."""
+    """Run the call now; later before-hooks are not asked. `handoff` is a value for the
+    tool's `execute`, which reads it by type: `ctx.handoff(PlanReview)`."""
 
-    metadata: Any = None
+    handoff: object = None
 
 
 @dataclass(frozen=True, slots=True)
 class Proceed:
-    """Approve, leaving metadata for `execute`; later hooks still run."""
+    """Approve, handing `handoff` (if any) to `execute` (`ctx.handoff(type)`); later
+    hooks still run."""
 
-    metadata: Any = None
+    handoff: object = None
 
 
 @dataclass(frozen=True, slots=True)
 class Veto:
+    """Do not run the call: `result` stands instead."""
+
     result: ToolResult
 
 
@@ -65,22 +70,29 @@ Decision: TypeAlias = Allow | Proceed | Veto | None
 
 @dataclass(frozen=True, slots=True)
 class BeforeContext:
+    """What a before-hook sees: the call, its tool, arguments and resolved execution, the
+    whole batch, its cancel token, and whose call it is."""
+
     call: ToolCall
     tool: BaseTool
     args: Any
     execution: ToolExecution
     batch: Sequence[ToolCall]
     cancel: CancelToken
+    identity: Identity = field(default_factory=Identity)
 
 
 @dataclass(frozen=True, slots=True)
 class AfterContext:
+    """What an after-hook sees: the call, how it ended and its result, and whose it is."""
+
     call: ToolCall
     tool: BaseTool | None
     args: Any
     outcome: Outcome
     result: ToolResult
     execution: ToolExecution | None
+    identity: Identity = field(default_factory=Identity)
 
 
 BeforeHook: TypeAlias = Callable[[BeforeContext], Awaitable[Decision]]

@@ -5,6 +5,11 @@ every request. With `[mcp] select_tools = true`, *deferred* tools (every MCP too
 default, and host tools registered with `disclosure="deferred"`) stay out of the tool list
 the agent loop sends; the model is told their names in an announcement and loads the ones
 it needs with `select_tools`. Loading is remembered for the session.
+
+The announcement is an injection (kind "deferred_tools") when the agent's channel is given
+(`DeferredTools(..., injections=...)`): an agent loop draining the channel hears it, and
+`shape()` (what `Runtime.model_tools()` returns) takes it from the same channel, so it is
+told once, to whichever asks first.
 """
 
 from __future__ import annotations
@@ -13,12 +18,16 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from deftly.contract.traits import traits_of
 from deftly.execution.calls import ToolCall
 from deftly.registry.registry import RegisteredTool, Source, ToolRegistry, tool_sort_key
+from deftly.session.injections import Injection, Injections
 
 T = TypeVar("T")
 
 SELECT_TOOLS = "select_tools"
+DEFERRED_TOOLS_KIND = "deferred_tools"
+"""The injection kind of the deferred-tool announcement."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,11 +45,14 @@ class ModelTools(Generic[T]):
 
 @dataclass(frozen=True, slots=True)
 class LoadOutcome:
+    """What one `select_tools` call loaded, found already there, or did not know."""
+
     loaded: list[str]
     already: list[str]
     unknown: list[str]
 
     def text(self) -> str:
+        """The result text for the model, one line per group or unknown name."""
         lines = []
         if self.loaded:
             lines.append(f"Loaded: {', '.join(self.loaded)}")
@@ -54,11 +66,16 @@ class LoadOutcome:
 
     @property
     def failed(self) -> bool:
+        """Nothing could be made available (every name was unknown)."""
         return not self.loaded and not self.already
 
 
 class DeferredTools:
-    """The loaded set and the announcements of one runtime."""
+    """The loaded set and the announcements of one agent.
+
+    With `injections` (the agent's channel) the announcement is also an injection source
+    of kind "deferred_tools"; see the module docstring.
+    """
 
     def __init__(
         self,
@@ -67,6 +84,7 @@ class DeferredTools:
         *,
         enabled: bool = False,
         defer_mcp: bool = True,
+        injections: Injections | None = None,
     ) -> None:
         self.registry = registry
         self.is_active = is_active
@@ -74,10 +92,14 @@ class DeferredTools:
         self.defer_mcp = defer_mcp
         self.loaded: set[str] = set()
         self._announced: set[str] = set()
+        self.injections = injections
+        if injections is not None:
+            injections.add_source(self.pending_injections)
 
     # -- what is deferred ----------------------------------------------------------------
 
     def is_deferred(self, entry: RegisteredTool) -> bool:
+        """Whether `entry` is announced by name instead of listed with its schema."""
         return entry.disclosure == "deferred" or (self.defer_mcp and entry.source == "mcp")
 
     def _loadable(self, entry: RegisteredTool) -> bool:
@@ -89,9 +111,10 @@ class DeferredTools:
 
     def hidden(self, name: str) -> bool:
         """Whether `name` stays out of the tool list sent to the model right now."""
-        if not self.enabled:
-            return name == SELECT_TOOLS
         entry = self.registry.get(name)
+        if not self.enabled:  # nothing to load: a tool about loading tools is of no use
+            traits = traits_of(entry.tool) if entry is not None else None
+            return traits is not None and traits.discloses_tools
         return entry is not None and self.is_deferred(entry) and name not in self.loaded
 
     # -- loading -------------------------------------------------------------------------
@@ -116,14 +139,18 @@ class DeferredTools:
         return LoadOutcome(loaded, already, unknown)
 
     def reset(self) -> None:
-        """Forget what was loaded and announced (a new conversation, or after compaction)."""
+        """Forget what was loaded and announced (a new conversation, or after compaction);
+        an announcement waiting in the channel is dropped too."""
+        if self.injections is not None:
+            self.injections.drain(lambda kind: kind == DEFERRED_TOOLS_KIND)
         self.loaded.clear()
         self._announced.clear()
 
     # -- the model's view ----------------------------------------------------------------
 
     def announcement(self) -> str | None:
-        """Deferred names added and removed since the last announcement."""
+        """Deferred names added and removed since the last announcement (each change is
+        given out once: by this, `pending_injections()` or `shape()`)."""
         if not self.enabled:
             return None
         current = set(self.loadable())
@@ -144,11 +171,23 @@ class DeferredTools:
         )
         return "\n\n".join(sections)
 
+    def pending_injections(self) -> list[Injection]:
+        """The injection source: the announcement, if there is a change to announce."""
+        text = self.announcement()
+        return [Injection(DEFERRED_TOOLS_KIND, text)] if text else []
+
     def shape(self, tools: Sequence[T], name: Callable[[T], str]) -> ModelTools[T]:
-        """The tool list for the next model request, and the announcement to go with it."""
+        """The tool list for the next model request, and the announcement to go with it
+        (taken from the channel when there is one: what it holds is not told again)."""
         visible = [t for t in tools if not self.hidden(name(t))]
         pending = [n for n in self.loadable() if n not in self.loaded] if self.enabled else []
-        return ModelTools(visible, self.announcement(), pending)
+        return ModelTools(visible, self._take_announcement(), pending)
+
+    def _take_announcement(self) -> str | None:
+        if self.injections is None:
+            return self.announcement()
+        taken = self.injections.drain(lambda kind: kind == DEFERRED_TOOLS_KIND)
+        return "\n\n".join(item.text for item in taken) or None
 
     # -- executor hooks ------------------------------------------------------------------
 

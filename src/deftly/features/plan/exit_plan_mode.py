@@ -102,7 +102,7 @@ class ExitPlanModeTool(Tool[ExitPlanModeParams]):
         return text
 
     def _exit(self, ctx: ToolContext, plan: str, path: Path) -> ToolResult:
-        review = ctx.metadata if isinstance(ctx.metadata, PlanReview) else None
+        review = ctx.handoff(PlanReview)
         if not self.plan_mode.active:
             return ToolResult.error("Plan mode is already off; there is nothing to exit.")
         self.plan_mode.exit()
