@@ -131,3 +131,20 @@ async def test_a_call_with_no_handoff_gets_none(tmp_path: Path) -> None:
     run = executor(tmp_path, WorkTool("Work", work))
     [result] = await run.run_batch(calls("Work"))
     assert result.text == "None"
+
+
+async def test_the_permission_gates_notice_names_the_call_it_decided(tmp_path: Path) -> None:
+    from deftly.execution.permission_gate import PermissionGate
+    from deftly.policy import Workspace
+    from deftly.policy.permissions.engine import PermissionEngine
+
+    contexts: list[ToolContext] = []
+    run = executor(tmp_path, WorkTool("Work", reporting(contexts)), identity=CHILD)
+    engine = PermissionEngine(Workspace(tmp_path), mode="manual")
+    PermissionGate(engine, run.events, approve_asks=True).install(run.before)
+    notices: list[RuntimeNotice] = []
+    run.events.subscribe(lambda e: notices.append(e) if isinstance(e, RuntimeNotice) else None)
+    [result] = await run.run_batch(calls("Work"), turn_id="turn-2")
+    assert result.text == "ok"
+    assert [n.kind for n in notices] == ["permission"]
+    assert notices[0].identity == Identity("s-1", "child-1", "turn-2")

@@ -27,8 +27,10 @@ from deftly.contract.errors import (
     InvalidArguments,
     PathSecurityError,
     ToolDeclined,
+    ToolError,
     ToolLoadError,
 )
+from deftly.contract.identity import MAIN_AGENT, Identity
 from deftly.contract.result import AudioPart, ContentPart, ImagePart, TextPart, ToolResult
 from deftly.contract.schema import input_json_schema
 from deftly.contract.tool import (
@@ -45,6 +47,7 @@ from deftly.contract.tool import (
 )
 
 __all__ = [
+    "MAIN_AGENT",
     "Access",
     "Accesses",
     "AgentCallDisplay",
@@ -62,6 +65,7 @@ __all__ = [
     "FileIODisplay",
     "GenericDisplay",
     "GoalStartDisplay",
+    "Identity",
     "ImagePart",
     "InvalidArguments",
     "Operation",
@@ -79,6 +83,7 @@ __all__ = [
     "Tool",
     "ToolContext",
     "ToolDeclined",
+    "ToolError",
     "ToolExecution",
     "ToolLoadError",
     "ToolResult",

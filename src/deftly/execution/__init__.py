@@ -8,6 +8,7 @@ from deftly.execution.events import (
     ToolCallFinished,
     ToolCallStarted,
     ToolProgress,
+    session_wide,
 )
 from deftly.execution.executor import Executor, cancelled_text
 from deftly.execution.hooks import (
@@ -21,6 +22,7 @@ from deftly.execution.hooks import (
     Proceed,
     Veto,
 )
+from deftly.execution.notices import InjectionChannel
 from deftly.execution.result_builder import ResultBuilder
 from deftly.execution.scheduler import Scheduler
 from deftly.execution.spill import OutputBudget, Spiller
@@ -37,6 +39,7 @@ __all__ = [
     "EventBus",
     "Executor",
     "HookChain",
+    "InjectionChannel",
     "Outcome",
     "OutputBudget",
     "Proceed",
@@ -51,4 +54,5 @@ __all__ = [
     "Veto",
     "cancelled_text",
     "parse_arguments",
+    "session_wide",
 ]

@@ -251,7 +251,12 @@ class PermissionGate:
         record = PermissionRecord(ctx.call.id, decision, resolution)
         log.debug("permission for %s: %s -> %s", ctx.call.id, decision.reason, resolution)
         self.events.emit(
-            RuntimeNotice(NOTICE_KIND, lambda: f"{decision.summary()} -> {resolution}", record)
+            RuntimeNotice(
+                NOTICE_KIND,
+                lambda: f"{decision.summary()} -> {resolution}",
+                record,
+                ctx.identity,
+            )
         )
 
 
