@@ -240,7 +240,8 @@ class Tool(BaseTool, Generic[P]):
             ) from None
 
     @abstractmethod
-    def resolve(self, args: P) -> Resolution | Awaitable[Resolution]: ...
+    def resolve(self, args: P) -> Resolution | Awaitable[Resolution]:
+        """See `BaseTool.resolve`; `args` is an instance of `params`."""
 
 
 class SchemaTool(BaseTool):

@@ -115,6 +115,7 @@ class HookChain(Generic[H]):
     _seq: int = 0
 
     def add(self, hook_id: str, hook: H, *, order: int = 0) -> Callable[[], None]:
+        """Put `hook` in the chain at `order`; returns the way to take it out again."""
         self._entries = [e for e in self._entries if e.id != hook_id]
         self._seq += 1
         entry = _Entry(hook_id, order, self._seq, hook)

@@ -35,7 +35,9 @@ class Notice(Protocol):
     """One thing a `NoticeSource` gives out: its `message` is what the model reads."""
 
     @property
-    def message(self) -> str: ...
+    def message(self) -> str:
+        """What the model reads."""
+        ...
 
 
 class NoticeSource(Protocol):
@@ -50,10 +52,14 @@ class Injected(Protocol):
     """One injection as the channel gives it out (`deftly.session.Injection`)."""
 
     @property
-    def kind(self) -> str: ...
+    def kind(self) -> str:
+        """Its producer ("task_finished", "skill", "deferred_tools", ...)."""
+        ...
 
     @property
-    def text(self) -> str: ...
+    def text(self) -> str:
+        """What the model reads."""
+        ...
 
 
 class InjectionChannel(Protocol):

@@ -12,6 +12,8 @@ from deftly.features.disclosure.disclosure import SELECT_TOOLS, DeferredTools
 
 
 class SelectToolsParams(BaseModel):
+    """The arguments of select_tools: the names to load."""
+
     model_config = ConfigDict(extra="forbid")
     names: list[str] = Field(
         min_length=1,
@@ -20,6 +22,8 @@ class SelectToolsParams(BaseModel):
 
 
 class SelectTools(Tool[SelectToolsParams]):
+    """Loads deferred tools' definitions by name, so the next request lists them."""
+
     name = SELECT_TOOLS
     description = describe("select_tools.md")
     params = SelectToolsParams
@@ -29,6 +33,7 @@ class SelectTools(Tool[SelectToolsParams]):
         self.deferred = deferred
 
     def resolve(self, args: SelectToolsParams) -> ToolExecution:
+        """A call that touches nothing and loads `args.names` when it runs."""
         return ToolExecution(
             accesses=Accesses.none(),
             approval_rule=self.name,
