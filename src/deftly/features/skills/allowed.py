@@ -69,9 +69,11 @@ class ToolLimit:
 
     @property
     def tool_patterns(self) -> tuple[str, ...]:
+        """The tool-name part of each entry (`Bash` of `Bash(git diff:*)`), globs kept."""
         return tuple(entry.split("(", 1)[0].strip() for entry in self.entries)
 
     def allows(self, tool: str) -> bool:
+        """Whether the skill lets the model call `tool` at all (some entry names it)."""
         return any(fnmatch.fnmatchcase(tool, pattern) for pattern in self.tool_patterns)
 
     def patterns_for(self, tool: str) -> tuple[str, ...] | None:
@@ -89,6 +91,8 @@ class ToolLimit:
         return tuple(patterns) or None
 
     def pattern_refusal(self, tool: str) -> str:
+        """What the model is told when a call of an allowed tool falls outside every pattern the
+        skill gives for it."""
         allowed = ", ".join(f"{tool}({p})" for p in self.patterns_for(tool) or ())
         return (
             f'Tool "{tool}" was not called: skill "{self.skill}" is running, and its '
@@ -98,6 +102,7 @@ class ToolLimit:
         )
 
     def listing(self) -> str:
+        """The entries as the model is shown them (`Read, Bash(git diff:*)`), or "none"."""
         return ", ".join(self.entries) if self.entries else "none"
 
     def announcement(self) -> str:
@@ -108,6 +113,7 @@ class ToolLimit:
         )
 
     def refusal(self, tool: str) -> str:
+        """What the model is told when it calls a tool the running skill does not allow."""
         return (
             f'Tool "{tool}" was not called: skill "{self.skill}" is running, and its '
             f"allowed-tools permit only {self.listing()}. Use one of those tools, or load "

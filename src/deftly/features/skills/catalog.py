@@ -29,6 +29,8 @@ class SkillCatalog:
     def from_discovery(
         cls, discovery: Discovery, extra_skipped: Sequence[SkippedSkill] = ()
     ) -> SkillCatalog:
+        """The catalog of what a discovery found, with `extra_skipped` (problems found before it)
+        listed first."""
         return cls(discovery.skills, [*extra_skipped, *discovery.skipped], discovery.roots)
 
     def __len__(self) -> int:
@@ -38,9 +40,11 @@ class SkillCatalog:
         return isinstance(name, str) and normalize_name(name.strip()) in self._by_key
 
     def get(self, name: str) -> Skill | None:
+        """The skill called `name`, in any case, or None."""
         return self._by_key.get(normalize_name(name.strip()))
 
     def names(self) -> list[str]:
+        """Every skill's name, in catalog order."""
         return [skill.name for skill in self.skills]
 
     def suggestions(

@@ -76,6 +76,8 @@ class Skill:
 
     @property
     def is_inline(self) -> bool:
+        """Whether loading the skill adds its text to the conversation (types `prompt` and
+        `inline`)."""
         return self.type in INLINE_TYPES
 
     @property
@@ -116,10 +118,12 @@ class SkippedSkill:
     source: SkillSource | None = None
 
     def summary(self) -> dict[str, Any]:
+        """The skipped entry as JSON for `deftly skills list --json`."""
         return {"path": self.path, "reason": self.reason, "kind": self.kind, "source": self.source}
 
 
 def normalize_name(name: str) -> str:
+    """The form skill names are compared in: case-folded, so `Fix-Lint` finds `fix-lint`."""
     return name.casefold()
 
 

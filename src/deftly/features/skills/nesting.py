@@ -26,6 +26,9 @@ MAX_SKILL_DEPTH = 3
 
 
 class SkillNesting:
+    """The depth count of one agent's skill loads, step by step (see the module docstring);
+    thread-safe."""
+
     def __init__(self, max_depth: int = MAX_SKILL_DEPTH) -> None:
         self.max_depth = max_depth
         self._lock = threading.Lock()
@@ -42,6 +45,7 @@ class SkillNesting:
                 self._close_step()
 
     def call_finished(self) -> None:
+        """A call finished: the next call announced opens a new step."""
         with self._lock:
             self._finishing = True
 
@@ -71,6 +75,7 @@ class SkillNesting:
             return 0 if self._previous is None else self._previous + 1
 
     def allowed(self, depth: int) -> bool:
+        """Whether a load at `depth` may go ahead (below `max_depth`)."""
         return depth < self.max_depth
 
     def record(self, depth: int) -> None:

@@ -41,11 +41,14 @@ FREE_TEXT_ARGUMENT = "args"
 
 @dataclass(frozen=True, slots=True)
 class PromptArgument:
+    """One argument of a skill's MCP prompt: its name, what to give, and whether it is required."""
+
     name: str
     description: str
     required: bool = False
 
     def to_dict(self) -> dict[str, Any]:
+        """The argument as `prompts/list` sends it."""
         return {"name": self.name, "description": self.description, "required": self.required}
 
 
@@ -58,6 +61,7 @@ class SkillPrompt:
     arguments: tuple[PromptArgument, ...]
 
     def to_dict(self) -> dict[str, Any]:
+        """The prompt as one entry of `prompts/list`."""
         return {
             "name": self.name,
             "description": self.description,
@@ -75,6 +79,8 @@ class RenderedPrompt:
     role: Literal["user"] = "user"
 
     def to_dict(self) -> dict[str, Any]:
+        """The rendered prompt as the result of `prompts/get`: its description and one user
+        message."""
         return {
             "description": self.description,
             "messages": [{"role": self.role, "content": {"type": "text", "text": self.text}}],
@@ -82,10 +88,13 @@ class RenderedPrompt:
 
 
 def offered_as_prompt(skill: Skill) -> bool:
+    """Whether a person may start the skill, so it is offered as an MCP prompt."""
     return skill.user_activatable and skill.user_invocable
 
 
 def prompt_arguments(skill: Skill) -> tuple[PromptArgument, ...]:
+    """The prompt's arguments: the names the skill declares, or one free-text `args` when it
+    declares none."""
     if skill.arguments:
         return tuple(
             PromptArgument(name, f"Argument {position + 1} of the skill (${name} in its text).")

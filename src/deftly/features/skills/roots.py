@@ -84,6 +84,9 @@ class RootCollector:
         must_exist: bool = False,
         within: Path | None = None,
     ) -> None:
+        """Add a skill directory by its real path, once; a missing one is skipped (noted when
+        `must_exist`), and so is one whose real path leaves `within` (a project directory linking
+        elsewhere)."""
         try:
             real = Path(os.path.realpath(path))
             exists = real.is_dir()

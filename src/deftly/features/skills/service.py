@@ -117,12 +117,16 @@ class SkillService:
             return self.catalog
 
     def skills(self) -> list[Skill]:
+        """Every skill found, in precedence order."""
         return list(self.catalog.skills)
 
     def skipped(self) -> list[SkippedSkill]:
+        """What did not become a skill, and why."""
         return list(self.catalog.skipped)
 
     def get(self, name: str) -> Skill | None:
+        """The skill called `name`, in any case, or None (see `require` for an error naming close
+        matches)."""
         return self.catalog.get(name)
 
     def require(self, name: str) -> Skill:
@@ -270,4 +274,5 @@ class SkillService:
         return [s for s in self.skills() if s.model_invocable]
 
     def listed(self) -> list[Skill]:
+        """The skills the model is told about and may load by itself."""
         return listing_candidates(self.skills())

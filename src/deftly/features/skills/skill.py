@@ -31,11 +31,18 @@ class SkillHost(Protocol):
     """What the Skill tool needs from the runtime's skill service."""
 
     @property
-    def max_depth(self) -> int: ...
+    def max_depth(self) -> int:
+        """How deeply skill loads may nest before one is refused."""
+        ...
 
-    def model_listing(self) -> str: ...
+    def model_listing(self) -> str:
+        """The list of loadable skills as the Skill tool's description shows it to the model."""
+        ...
 
-    def load_for_model(self, name: str, args: str = "") -> ToolResult: ...
+    def load_for_model(self, name: str, args: str = "") -> ToolResult:
+        """Load the skill `name` with `args` for the model: a result carrying its rendered
+        instructions, or an error result saying why not (unknown name, nested too deep)."""
+        ...
 
 
 class SkillParams(BaseModel):
@@ -51,6 +58,9 @@ class SkillParams(BaseModel):
 
 
 class SkillTool(Tool[SkillParams]):
+    """`Skill`: the model loads a skill by name, with arguments, and gets its instructions in the
+    conversation."""
+
     name = "Skill"
     description = describe("skill.md")
     params = SkillParams
