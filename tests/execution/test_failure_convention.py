@@ -139,3 +139,20 @@ def test_the_errors_keep_their_fields_and_messages() -> None:
     assert invalid.message == str(invalid)
     assert invalid.message.startswith('Invalid arguments for tool "Read": path is required.')
     assert isinstance(refused, ToolError) and isinstance(invalid, ToolError)
+
+
+class Refused(ToolError):
+    """A feature's own error type, with a field of its own (as SkillError has a code)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+async def test_a_features_own_tool_error_subclass_is_the_result_as_written(
+    tmp_path: Path,
+) -> None:
+    run = executor(tmp_path, WorkTool("Work", raise_in_execute(Refused("task.limit", MESSAGE))))
+    [result] = await run.run_batch(calls("Work"))
+    assert result.is_error and result.text == MESSAGE

@@ -26,11 +26,8 @@ class ToolError(DeftlyError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
-
-    @property
-    def message(self) -> str:
+        self.message = message
         """The text of the error result, for the model."""
-        return str(self.args[0]) if self.args else ""
 
 
 class PathSecurityError(ToolError):
@@ -57,17 +54,9 @@ class InvalidArguments(ToolError):
     def __init__(self, tool: str, problems: Sequence[str]):
         self.tool = tool
         self.problems = list(problems) or ["the arguments do not match the schema"]
-        super().__init__(self._text())
-
-    @property
-    def message(self) -> str:
-        """One sentence naming the tool and every bad field, and what to do next."""
-        return self._text()
-
-    def _text(self) -> str:
         joined = "; ".join(self.problems)
-        return (
-            f'Invalid arguments for tool "{self.tool}": {joined}. '
+        super().__init__(
+            f'Invalid arguments for tool "{tool}": {joined}. '
             "Fix the arguments to match the tool's schema and call it again."
         )
 
