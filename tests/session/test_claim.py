@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -183,3 +184,49 @@ def test_pruning_removes_an_old_free_session_and_leftovers_of_a_removal(
     assert prune_all(sessions) == [old]
     assert not old.exists() and not leftover.exists()
     assert [entry.name for entry in sessions.iterdir()] == []
+
+
+def test_holders_and_a_pruner_racing_never_hold_a_removed_directory(tmp_path: Path) -> None:
+    from deftly.session.paths import _is_current
+
+    sessions = tmp_path / "sessions"
+    path = sessions / "s1"
+    problems: list[str] = []
+    holders_done = threading.Event()
+
+    def hold_and_release() -> None:
+        for _ in range(300):
+            claim = SessionClaim(path)
+            try:
+                claim.claim()
+            except OSError as exc:
+                problems.append(repr(exc))
+                continue
+            assert claim._fd is not None
+            if not _is_current(claim._fd, path / IN_USE):
+                problems.append("held a file no longer in the session directory")
+            claim.release()
+
+    def prune_until_done() -> None:
+        while not holders_done.is_set():
+            prune_sessions(sessions, older_than_days=-1, keep=sessions / "none")  # all "old"
+
+    pruner = threading.Thread(target=prune_until_done)
+    holders = [threading.Thread(target=hold_and_release) for _ in range(3)]
+    pruner.start()
+    for thread in holders:
+        thread.start()
+    for thread in holders:
+        thread.join(timeout=120)
+    holders_done.set()
+    pruner.join(timeout=120)
+    assert problems == []
+
+
+def test_a_file_where_the_session_should_be_fails_at_once(tmp_path: Path) -> None:
+    path = tmp_path / "s1"
+    path.write_text("not a directory")
+    started = time.monotonic()
+    with pytest.raises(FileExistsError):
+        SessionClaim(path).claim(timeout=60)
+    assert time.monotonic() - started < 30  # no waiting for a race that is not one

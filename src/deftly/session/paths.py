@@ -76,17 +76,19 @@ class SessionClaim:
             return
         deadline = time.monotonic() + timeout
         while True:
-            self.path.mkdir(parents=True, exist_ok=True)
             try:
+                self.path.mkdir(parents=True, exist_ok=True)
                 fd = os.open(
                     self.path / IN_USE,
                     os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW,
                     0o600,
                 )
-            except FileNotFoundError:
-                if time.monotonic() > deadline:
+            except (FileNotFoundError, FileExistsError):
+                # Removed while we made or opened it (mkdir's exist_ok looks again after
+                # EEXIST): make it again; but a file in the way is no race.
+                if time.monotonic() > deadline or _not_a_directory(self.path):
                     raise
-                continue  # removed between mkdir and open: make it again
+                continue
             try:
                 _lock_shared(fd, deadline)
             except OSError:
@@ -134,6 +136,14 @@ def _lock_shared(fd: int, deadline: float) -> None:
                 ) from exc
         time.sleep(pause)
         pause = min(pause * 2, 0.05)
+
+
+def _not_a_directory(path: Path) -> bool:
+    """Whether something other than a directory stands at `path` (or above it)."""
+    for place in (path, *path.parents):
+        if os.path.lexists(place):
+            return not os.path.isdir(place)
+    return False
 
 
 def _is_current(fd: int, path: Path) -> bool:
