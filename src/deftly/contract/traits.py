@@ -53,11 +53,18 @@ class ToolTraits:
     """It stops background tasks (TaskStop). Plan mode refuses it; Bash offers background
     mode only when such a tool is registered."""
     reads_task_output: bool = False
-    """It shows what a background task printed (TaskOutput). Bash offers background mode
-    only when such a tool is registered."""
+    """It shows a background task's output while the task runs (TaskOutput). Bash offers
+    background mode only when such a tool is registered."""
     exits_plan_mode: bool = False
     """It ends plan mode (ExitPlanMode): plan mode has the user review the plan before the
     call runs."""
     discloses_tools: bool = False
     """It is about the tool list itself (select_tools loads deferred tools). `deftly
     serve` does not list it: MCP clients do their own disclosure."""
+
+
+def traits_of(tool: object) -> ToolTraits | None:
+    """The traits `tool` declares, or None when it has none readable (a plugin that set
+    `traits` to something else): a guard that must know fails closed on None."""
+    traits = getattr(tool, "traits", None)
+    return traits if isinstance(traits, ToolTraits) else None

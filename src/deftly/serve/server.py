@@ -33,6 +33,7 @@ from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from deftly.contract.schema import JsonSchema
 from deftly.contract.tool import BaseTool, CancelToken, ToolUpdate
+from deftly.contract.traits import ToolTraits, traits_of
 from deftly.execution.calls import CallResult, ToolCall
 from deftly.execution.events import Event, EventListener, RuntimeNotice, ToolProgress
 from deftly.features.mcp.connection import deftly_version
@@ -77,7 +78,7 @@ def annotations_for(tool: BaseTool) -> mt.ToolAnnotations:
     passed_on = getattr(tool, "annotations", None)
     if isinstance(passed_on, mt.ToolAnnotations):
         return passed_on
-    traits = tool.traits
+    traits = traits_of(tool) or ToolTraits()
     return mt.ToolAnnotations(
         read_only_hint=traits.read_only,
         destructive_hint=traits.destructive and not traits.read_only,
@@ -218,7 +219,8 @@ class ToolServer:
         out: list[mt.Tool] = []
         for info in self.host.tools():
             entry = self.host.registry.get(info.name)
-            if entry is not None and entry.tool.traits.discloses_tools:
+            traits = traits_of(entry.tool) if entry is not None else None
+            if traits is not None and traits.discloses_tools:
                 continue  # MCP clients do their own tool disclosure
             out.append(
                 mt.Tool(

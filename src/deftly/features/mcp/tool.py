@@ -18,7 +18,12 @@ from deftly.features.mcp.connection import McpConnection, RemoteTool
 
 
 def traits_from(annotations: mt.ToolAnnotations | None, *, trust: bool) -> ToolTraits:
-    """Annotations are a server's claims; they only count when the user trusts them."""
+    """Annotations are a server's claims; they only count when the user trusts them.
+
+    MCP annotations speak only of read-only, destructive, idempotent and open-world; the
+    traits the guards add (`writes_files`, `stops_tasks`, ...) stay False: deftly cannot
+    see what a server's tool touches, so such a tool runs alone and is asked about under
+    the normal permissions (in plan mode too, as a tool that is not read-only)."""
     if annotations is None or not trust:
         return ToolTraits()
     read_only = bool(annotations.read_only_hint)

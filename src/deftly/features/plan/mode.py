@@ -27,16 +27,11 @@ from pydantic import BaseModel
 from deftly.contract.accesses import path_key
 from deftly.contract.display import GenericDisplay, PlanReviewDisplay
 from deftly.contract.result import ToolResult
-from deftly.contract.tool import ToolExecution, ToolTraits
+from deftly.contract.tool import ToolExecution
+from deftly.contract.traits import traits_of
 from deftly.execution.hooks import BeforeContext, Decision, Proceed, Veto
 from deftly.execution.permission_gate import Answer, declined_text
 from deftly.policy.approval import ApprovalRequest
-
-
-def declared_traits(ctx: BeforeContext) -> ToolTraits | None:
-    """The traits the called tool declares, or None when it declares none readable."""
-    traits = getattr(ctx.tool, "traits", None)
-    return traits if isinstance(traits, ToolTraits) else None
 
 
 class PlanMode:
@@ -117,7 +112,7 @@ class PlanGuard:
         if not self.state.active:
             return None
         name = ctx.call.name
-        traits = declared_traits(ctx)
+        traits = traits_of(ctx.tool)
         if traits is None:
             return Veto(
                 ToolResult.error(
@@ -207,7 +202,7 @@ class PlanGuard:
         if ctx.call.id in self._approved:
             self._approved.discard(ctx.call.id)
             return "the user approved it in plan mode"
-        traits = declared_traits(ctx)
+        traits = traits_of(ctx.tool)
         if (
             self.state.active
             and traits is not None

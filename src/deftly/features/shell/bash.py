@@ -18,6 +18,7 @@ from deftly.contract.describe import describe
 from deftly.contract.display import CommandDisplay
 from deftly.contract.result import ToolResult
 from deftly.contract.tool import Tool, ToolContext, ToolExecution, ToolTraits, ToolUpdate
+from deftly.contract.traits import traits_of
 from deftly.execution.result_builder import ResultBuilder
 from deftly.features.shell.format import format_duration, format_size, record
 from deftly.features.shell.fullscreen import full_screen_refusal, may_be_full_screen
@@ -118,7 +119,7 @@ class BashTool(Tool[BashParams]):
         stop tasks (traits `reads_task_output`, `stops_tasks`: TaskOutput, TaskStop)."""
         if not self.tasks.background:
             return False
-        traits = [entry.tool.traits for entry in self.registry]
+        traits = [t for t in (traits_of(entry.tool) for entry in self.registry) if t]
         return any(t.reads_task_output for t in traits) and any(t.stops_tasks for t in traits)
 
     def description_vars(self) -> Mapping[str, object]:
