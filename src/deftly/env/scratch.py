@@ -57,6 +57,7 @@ def _own_start(pid: int) -> int:
 
 
 def scratch_name(name: str) -> str:
+    """A fresh scratch-file name beside `name`, carrying this writer's pid and start time."""
     pid, start = writer()
     return f".{name[:MAX_BASE]}.{pid}-{start}-{secrets.token_hex(4)}{SUFFIX}"
 

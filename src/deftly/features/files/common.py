@@ -128,6 +128,7 @@ def os_error_message(raw: str, exc: OSError, action: str) -> str:
 
 
 def action_past(action: str) -> str:
+    """The past participle of a file action, for messages ("edit" -> "edited")."""
     return {"read": "read", "write": "written", "edit": "edited", "search": "searched"}.get(
         action, action + "ed"
     )

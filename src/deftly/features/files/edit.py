@@ -55,6 +55,8 @@ class EditParams(BaseModel):
 
 
 class EditTool(TrackedFileTool[EditParams]):
+    """Edit: replace an exact string in a file (once, or every occurrence), written atomically."""
+
     name = "Edit"
     params = EditParams
     description = describe("edit.md")

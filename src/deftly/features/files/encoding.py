@@ -36,10 +36,12 @@ class Sniff:
 
     @property
     def is_text(self) -> bool:
+        """Whether the bytes looked like text deftly can decode (UTF-8 or UTF-16)."""
         return self.kind in ("utf-8", "utf-16-le", "utf-16-be")
 
     @property
     def is_utf16(self) -> bool:
+        """Whether the text is UTF-16 (either byte order)."""
         return self.kind in ("utf-16-le", "utf-16-be")
 
 
@@ -115,6 +117,7 @@ class DecodedText:
     bom: bytes
 
     def encode(self, text: str) -> bytes:
+        """`text` encoded back as the file was: the same encoding and BOM."""
         return encode_text(text, self.encoding, self.bom)
 
 
@@ -153,6 +156,7 @@ def encode_text(text: str, encoding: EncodingName, bom: bytes = b"") -> bytes:
 
 
 def describe_encoding(encoding: str) -> str:
+    """An encoding as a person writes it ("utf-16-le" -> "UTF-16 LE")."""
     return {"utf-8": "UTF-8", "utf-16-le": "UTF-16 LE", "utf-16-be": "UTF-16 BE"}.get(
         encoding, encoding
     )

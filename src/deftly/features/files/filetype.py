@@ -162,6 +162,8 @@ _ASF = bytes.fromhex("3026B2758E66CF11A6D900AA0062CE6C")
 
 @dataclass(frozen=True, slots=True)
 class FileType:
+    """What a file is (text, image, video, binary...) and its MIME type."""
+
     kind: Kind
     mime: str
 

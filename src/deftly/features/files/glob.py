@@ -50,6 +50,8 @@ class GlobParams(BaseModel):
 
 
 class GlobTool(SearchTool[GlobParams]):
+    """Glob: the files whose paths match a pattern, newest first, honouring .gitignore."""
+
     name = "Glob"
     params = GlobParams
     description = describe("glob.md")

@@ -141,6 +141,8 @@ class _Page:
 
 
 class GrepTool(SearchTool[GrepParams]):
+    """Grep: search file contents with ripgrep (matches, files or counts)."""
+
     name = "Grep"
     params = GrepParams
     description = describe("grep.md")

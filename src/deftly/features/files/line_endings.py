@@ -26,6 +26,7 @@ class EndingStats:
 
     @property
     def style(self) -> Style:
+        """The file's line-ending style: "lf", "crlf", "mixed" (or none)."""
         if self.lone_cr or (self.crlf and self.bare_lf):
             return "mixed"
         if self.crlf:
@@ -80,6 +81,7 @@ class EndingCounter:
 
     @property
     def stats(self) -> EndingStats:
+        """The counts so far, each ending counted once (a CRLF is not also an LF)."""
         return EndingStats(self.crlf, self.lf - self.crlf, self.cr - self.crlf)
 
 

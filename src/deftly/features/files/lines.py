@@ -63,6 +63,7 @@ class LineIndex:
 
     @property
     def total_lines(self) -> int:
+        """How many lines the file has (a last line without a newline counts)."""
         if self.size == 0:
             return 0
         return self.newlines + (0 if self.last_byte == 0x0A else 1)
@@ -161,6 +162,7 @@ def scan_to_line(handle: BufferedIOBase, line: int, *, count_all: bool) -> ScanR
 
 
 def full_index(handle: BufferedIOBase) -> LineIndex:
+    """The line index of a whole file, read from `handle` in chunks."""
     return _Scanner(handle).finish()
 
 
@@ -271,6 +273,7 @@ class LineIndexCache:
         self._lock = Lock()
 
     def get(self, key: IndexKey) -> LineIndex | None:
+        """The index remembered for `key` (and mark it recently used), or None."""
         with self._lock:
             found = self._items.get(key)
             if found is not None:
@@ -278,6 +281,7 @@ class LineIndexCache:
             return found
 
     def put(self, key: IndexKey, index: LineIndex) -> None:
+        """Remember `index` for `key`, dropping the least recently used beyond the cap."""
         with self._lock:
             self._items[key] = index
             self._items.move_to_end(key)

@@ -62,6 +62,8 @@ class _Dir:
 
 
 class ListDirectoryTool(SearchTool[ListDirectoryParams]):
+    """ListDirectory: a bounded tree of a directory with sizes, honouring .gitignore."""
+
     name = "ListDirectory"
     params = ListDirectoryParams
     description = describe("list_directory.md")
@@ -89,6 +91,7 @@ class ListDirectoryTool(SearchTool[ListDirectoryParams]):
         )
 
     def rg_argv(self, rg: str, args: ListDirectoryParams) -> list[str]:
+        """The rg command line that lists the directory's files (NUL-separated)."""
         argv = [rg, "--no-config", "--files", "--hidden", "--null"]
         for vcs in VCS_DIRS:
             argv += ["--glob", "!" + vcs]

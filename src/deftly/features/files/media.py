@@ -29,6 +29,8 @@ class ImageError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class ImageInfo:
+    """An image's type and size in pixels."""
+
     mime: str
     width: int
     height: int
@@ -38,17 +40,22 @@ class ImageInfo:
 
 @dataclass(frozen=True, slots=True)
 class Region:
+    """A rectangle of an image, in pixels."""
+
     x: int
     y: int
     width: int
     height: int
 
     def text(self) -> str:
+        """The region as the model passes it back (x, y, width, height)."""
         return f"x={self.x}, y={self.y}, width={self.width}, height={self.height}"
 
 
 @dataclass(frozen=True, slots=True)
 class Prepared:
+    """An image ready to send: its bytes, type and final size."""
+
     data: bytes
     mime: str
     width: int

@@ -21,6 +21,8 @@ _READ_PREFIX = re.compile(r"^\s*\d+\t")
 
 @dataclass(frozen=True, slots=True)
 class NearMiss:
+    """The lines of a file closest to an old_string that was not found, to show the model."""
+
     first_line: int
     last_line: int
     text: str
@@ -125,6 +127,7 @@ def has_read_prefixes(old: str) -> bool:
 
 
 def strip_read_prefixes(old: str) -> str:
+    """`old` without the line-number prefixes Read adds, when the model copied them."""
     return "\n".join(_READ_PREFIX.sub("", line, count=1) for line in old.split("\n"))
 
 

@@ -103,6 +103,8 @@ class _Outcome:
 
 
 class ReadTool(TrackedFileTool[ReadParams]):
+    """Read: a window of lines of a text file, numbered, with the stale-read stamp taken."""
+
     name = "Read"
     params = ReadParams
     description = describe("read.md")

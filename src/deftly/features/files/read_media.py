@@ -51,6 +51,8 @@ class ReadMediaParams(BaseModel):
 
 
 class ReadMediaFileTool(SingleFileTool[ReadMediaParams]):
+    """ReadMediaFile: an image (or a region of it, downscaled) as content the model sees."""
+
     name = "ReadMediaFile"
     params = ReadMediaParams
     description = describe("read_media.md")

@@ -117,6 +117,8 @@ def missing_message(searched: Sequence[str]) -> str:
 
 @dataclass
 class RgRun:
+    """How one rg run ended: exit code, the tail of stderr, timed out or stopped early."""
+
     returncode: int | None
     stderr: str
     timed_out: bool = False
@@ -124,6 +126,7 @@ class RgRun:
 
     @property
     def failed(self) -> bool:
+        """Whether rg reported an error (not a timeout, an early stop or no matches)."""
         return not (self.timed_out or self.stopped_early) and self.returncode not in (0, 1)
 
     @property

@@ -27,16 +27,20 @@ def same_stat(a: FileStat, b: FileStat) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Stamp:
+    """What the session last saw of a file: size, mtime, inode, maybe a content hash."""
+
     size: int
     mtime_ns: int
     inode: int
     digest: bytes | None = None
 
     def same_stat(self, st: FileStat) -> bool:
+        """Whether `st` shows the file as it was stamped (same size, mtime and inode)."""
         return (self.size, self.mtime_ns, self.inode) == (st.st_size, st.st_mtime_ns, st.st_ino)
 
 
 def content_digest(data: bytes | bytearray | memoryview) -> bytes:
+    """The hash the stale-read guard compares contents by (SHA-256)."""
     return hashlib.sha256(data).digest()
 
 
@@ -53,6 +57,7 @@ class FileTracker:
         self._lock = Lock()
 
     def wants_digest(self, size: int) -> bool:
+        """Whether a file of `size` bytes is small enough to keep a content hash of."""
         return size <= self.hash_max_bytes
 
     def stamp(self, path: Path, st: FileStat, content: bytes | bytearray | None = None) -> None:
@@ -65,6 +70,7 @@ class FileTracker:
         self.stamp_digest(path, st, digest)
 
     def stamp_digest(self, path: Path, st: FileStat, digest: bytes | None) -> None:
+        """Remember `path` as seen in the state `st`, with an already computed hash."""
         key = os.fspath(path)
         with self._lock:
             self._stamps[key] = Stamp(st.st_size, st.st_mtime_ns, st.st_ino, digest)
@@ -73,10 +79,12 @@ class FileTracker:
                 self._stamps.popitem(last=False)
 
     def get(self, path: Path) -> Stamp | None:
+        """What was last seen of `path`, or None."""
         with self._lock:
             return self._stamps.get(os.fspath(path))
 
     def forget(self, path: Path) -> None:
+        """Drop what was seen of `path` (it will count as never read)."""
         with self._lock:
             self._stamps.pop(os.fspath(path), None)
 

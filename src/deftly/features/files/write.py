@@ -83,6 +83,7 @@ class Format:
     style: Style = "none"
 
     def encode(self, content: str) -> bytes:
+        """`content` in this format: its line endings, encoding and BOM."""
         return encode_text(materialize(content, self.style), self.encoding, self.bom)
 
     def kept(self, content: str) -> list[str]:
@@ -98,6 +99,8 @@ class Format:
 
 
 class WriteTool(TrackedFileTool[WriteParams]):
+    """Write: create or overwrite (or append to) a file atomically, keeping its format."""
+
     name = "Write"
     params = WriteParams
     description = describe("write.md")

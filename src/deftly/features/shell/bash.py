@@ -90,6 +90,8 @@ def _short(command: str, width: int = 50) -> str:
 
 
 class BashTool(Tool[BashParams]):
+    """Bash: run a shell command in the workspace, in the foreground or as a background task."""
+
     name = "Bash"
     description = describe("bash.md")
     params = BashParams

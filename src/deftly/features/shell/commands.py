@@ -175,6 +175,7 @@ _INFO_OPTIONS = frozenset({"--version", "-V", "--help", "-h", "-v"})
 
 
 def interpreter(name: str) -> Interpreter | None:
+    """What is known of a command that runs code (python, node, sh...), or None."""
     for pattern, spec in _INTERPRETERS:
         if pattern.match(name):
             return spec
@@ -220,6 +221,7 @@ def tee_targets(words: Sequence[str]) -> list[str]:
 
 
 def stdin_reason(name: str) -> str:
+    """Why a command reading commands from stdin cannot be checked."""
     return f"{name} reads commands from its standard input"
 
 

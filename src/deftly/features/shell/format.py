@@ -34,6 +34,7 @@ def format_size(size: int) -> str:
 
 
 def local_time(timestamp: float) -> str:
+    """A timestamp as local ISO time to the second."""
     return datetime.fromtimestamp(timestamp).astimezone().isoformat(timespec="seconds")
 
 

@@ -37,7 +37,7 @@ from deftly.features.shell.masks import (
     resolve_masks,
     user_credentials,
 )
-from deftly.policy.paths import Workspace
+from deftly.policy.paths import Workspace, real_path_text
 
 log = logging.getLogger(__name__)
 
@@ -55,10 +55,11 @@ QUICK_WALK_SECONDS = 0.002
 
 
 def choose_shell(env: ExecEnv, configured: str | None) -> str:
-    """The configured shell, else bash where present, else $SHELL, else /bin/sh."""
+    """The configured shell, else bash where present, else $SHELL, else /bin/sh (all in
+    the environment `env`)."""
     if configured:
         if os.sep in configured:
-            return os.path.expanduser(configured)
+            return expand_home(configured, env)
         return env.which(configured) or configured
     bash = env.which("bash")
     if bash:
@@ -67,6 +68,13 @@ def choose_shell(env: ExecEnv, configured: str | None) -> str:
     if user_shell and os.path.isabs(user_shell) and env.exists(Path(user_shell)):
         return user_shell
     return "/bin/sh"
+
+
+def expand_home(path: str, env: ExecEnv) -> str:
+    """`~` at the start of a configured path, as the env's home directory."""
+    if path == "~" or path.startswith("~/"):
+        return os.fspath(env.home()) + path[1:]
+    return path
 
 
 def bundled_bwrap() -> str | None:
@@ -96,7 +104,7 @@ class Sandbox:
         self.incomplete: str | None = None
         """Why the last walk for secrets stopped early (a huge workspace), if it did."""
         self.checked = self.mode == "none"
-        self.scanner = SecretScanner()
+        self.scanner = SecretScanner(env=env)
         self.sources = MaskSources()
 
     @property
@@ -111,6 +119,7 @@ class Sandbox:
 
     @property
     def description(self) -> str:
+        """The sandbox in a few words, for `deftly tools` and the logs."""
         if not self.enabled:
             return "none"
         if self.checked and not self.active:
@@ -229,19 +238,20 @@ class Sandbox:
         covers = [Mask(path) for path in scan.secrets]
         if home is not None:
             keep = [Path(agent_socket)] if agent_socket else []
-            covers += user_credentials(home, keep)
-        return resolve_masks(covers)
+            covers += user_credentials(home, keep, self.env)
+        return resolve_masks(covers, self.env)
 
     def wrap(
         self, argv: list[str], cwd: Path, writable: Iterable[Path], masks: Iterable[Mask] = ()
     ) -> list[str]:
+        """`argv` wrapped in bubblewrap (as it is when the sandbox is off or unavailable)."""
         if not self.enabled:
             return argv
         if self.program is None:
             if self.mode == "auto" and self.checked:
                 return argv  # bubblewrap cannot start here: unconfined, as reported once
             raise RuntimeError(self.refusal or "the sandbox was not checked before use")
-        existing = _existing_dirs(writable)
+        existing = _existing_dirs(self.env, writable)
         return [
             self.program,
             *self._base_args(existing),
@@ -254,11 +264,17 @@ class Sandbox:
         ]
 
 
-def _existing_dirs(paths: Iterable[Path]) -> list[Path]:
+def _existing_dirs(env: ExecEnv, paths: Iterable[Path]) -> list[Path]:
+    """The real paths of the directories among `paths` that exist (in `env`), once each."""
+    probe = env.path_probe()
     out: list[Path] = []
     for path in paths:
-        real = Path(os.path.realpath(path))
-        if real.is_dir() and real not in out:
+        try:
+            real = Path(real_path_text(os.path.abspath(path), probe))
+            is_dir = env.stat(real).is_dir()
+        except OSError:
+            continue
+        if is_dir and real not in out:
             out.append(real)
     return out
 
@@ -278,15 +294,17 @@ class ShellLauncher:
         self.workspace = workspace
         self.program = choose_shell(env, config.shell)
         self.sandbox = Sandbox(env, config)
-        extra = [Path(os.path.expanduser(p)) for p in self.sandbox.confinement.writable]
+        extra = [Path(expand_home(p, env)) for p in self.sandbox.confinement.writable]
         self._writable = [*writable, *extra]
         self._last_walk: float | None = None
 
     @property
     def shell_name(self) -> str:
+        """The shell's program name ("bash")."""
         return os.path.basename(self.program)
 
     def writable_dirs(self) -> list[Path]:
+        """Where a sandboxed command may write: the workspace roots, `writable`, temp dirs."""
         temp = [Path(tempfile.gettempdir()), Path("/tmp"), Path("/var/tmp")]
         roots = list(self.workspace.roots) if self.workspace is not None else []
         return [*roots, *self._writable, *temp]
@@ -317,12 +335,13 @@ class ShellLauncher:
 
     def _find_masks(self) -> list[Mask]:
         environ = self.env.environ()
-        home = environ.get("HOME") or os.path.expanduser("~")
+        home = environ.get("HOME") or os.fspath(self.env.home())
         roots = list(self.workspace.roots) if self.workspace is not None else []
         home_path = Path(home) if os.path.isabs(home) else None
         return self.sandbox.masks(roots, home_path, environ.get("SSH_AUTH_SOCK"))
 
     def environment(self) -> dict[str, str]:
+        """The environment variables a command starts with (non-interactive settings on top)."""
         env = dict(self.env.environ())
         env.update(NON_INTERACTIVE)
         env["SHELL"] = self.program

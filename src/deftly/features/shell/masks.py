@@ -13,6 +13,10 @@ files) and only the changed ones are read again. A directory modified within the
 second is read again every time (its mtime may not yet show a change made in the same
 clock tick). Key files are re-read only when their size or mtime changed. Heavy folders
 nobody keeps secrets in (`.git`, `node_modules`, virtualenvs, caches) are not walked.
+
+Every look goes through the `ExecEnv` the commands run in (its `scandir`, `stat` and path
+probe), so the paths found are in that environment's view, the one bubblewrap is given.
+The cover files themselves (`MaskSources`) are made on the machine bubblewrap runs on.
 """
 
 from __future__ import annotations
@@ -29,6 +33,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from deftly.contract.fs import EntryKind, FileStat, PathProbe
+from deftly.env.base import ExecEnv
+from deftly.env.local import LocalEnv
+from deftly.policy.paths import real_path_text
 from deftly.policy.sensitive import private_key_reason, sensitive_reason
 
 USER_CREDENTIALS: tuple[str, ...] = (
@@ -120,8 +128,13 @@ class SecretScanner:
     """The workspace's secret files, kept up to date cheaply (see the module docstring)."""
 
     def __init__(
-        self, max_directories: int = MAX_DIRECTORIES, max_seconds: float = MAX_SCAN_SECONDS
+        self,
+        max_directories: int = MAX_DIRECTORIES,
+        max_seconds: float = MAX_SCAN_SECONDS,
+        *,
+        env: ExecEnv | None = None,
     ) -> None:
+        self.env = env or LocalEnv()
         self.max_directories = max_directories
         self.max_seconds = max_seconds
         self._listings: dict[str, _Listing] = {}
@@ -129,8 +142,10 @@ class SecretScanner:
         self._lock = threading.Lock()
 
     def scan(self, roots: Iterable[Path]) -> ScanResult:
+        """The secret files below `roots` now (real paths), from the remembered walk."""
+        probe = self.env.path_probe()
         with self._lock:
-            return self._scan([os.path.realpath(root) for root in roots])
+            return self._scan([_real_text(root, probe) for root in roots])
 
     def _scan(self, roots: list[str]) -> ScanResult:
         deadline = time.monotonic() + self.max_seconds
@@ -140,6 +155,7 @@ class SecretScanner:
         keys: list[str] = []
         incomplete: str | None = None
         listings = self._listings
+        env_stat = self.env.stat
         while stack:
             directory = stack.pop()
             if directory in seen:
@@ -154,7 +170,7 @@ class SecretScanner:
                 break
             seen.add(directory)
             try:
-                info = os.stat(directory)
+                info = env_stat(Path(directory))
             except OSError:
                 continue
             listing = listings.get(directory)
@@ -178,23 +194,18 @@ class SecretScanner:
         found.extend(key for key in keys if self._is_private_key(key))
         return ScanResult(tuple(Path(p) for p in dict.fromkeys(found)), incomplete)
 
-    @staticmethod
-    def _read(directory: str, info: os.stat_result) -> _Listing | None:
+    def _read(self, directory: str, info: FileStat) -> _Listing | None:
         trusted = time.time_ns() - info.st_mtime_ns > RECENT_NS
         listing = _Listing(info.st_mtime_ns, info.st_ino, trusted)
         try:
-            entries = list(os.scandir(directory))
+            entries = list(self.env.scandir(Path(directory)))
         except OSError:
             return None
         lowered = directory.lower()
         cloud = ".aws" in lowered or ".gcp" in lowered  # sensitive_reason looks at the path
         for entry in entries:
             name = entry.name
-            try:
-                is_dir = entry.is_dir(follow_symlinks=False)
-            except OSError:
-                continue
-            if is_dir:
+            if entry.kind is EntryKind.DIR:
                 if name not in PRUNED_DIRS:
                     listing.subdirs.append(entry.path)
                 continue
@@ -207,59 +218,85 @@ class SecretScanner:
 
     def _is_private_key(self, path: str) -> bool:
         try:
-            info = os.stat(path)
+            info = self.env.stat(Path(path))
         except OSError:
             return False
         signature = (info.st_ino, info.st_size, info.st_mtime_ns)
         cached = self._keys.get(path)
         if cached is not None and cached[:3] == signature:
             return cached[3]
-        private = private_key_reason(path) is not None
+        private = private_key_reason(path, self.env.path_probe()) is not None
         self._keys[path] = (*signature, private)
         return private
 
 
-def user_credentials(home: Path, keep: Sequence[Path] = ()) -> list[Mask]:
+def user_credentials(
+    home: Path, keep: Sequence[Path] = (), env: ExecEnv | None = None
+) -> list[Mask]:
     """The user's credential files that exist: `USER_CREDENTIALS` and the SSH private keys
     (and other names `sensitive_reason` flags) in `~/.ssh`. Paths in `keep` (the SSH agent's
-    socket) and what contains them stay visible."""
+    socket) and what contains them stay visible. Looked at through `env` (this machine by
+    default)."""
+    env = env or LocalEnv()
+    probe = env.path_probe()
     masks: list[Mask] = []
     for relative in USER_CREDENTIALS:
         path = home / relative
         with contextlib.suppress(OSError):
-            if path.is_dir():
+            if env.stat(path).is_dir():
                 masks.append(Mask(path, directory=True))
-            elif path.exists():
+            else:
                 masks.append(Mask(path))
     ssh = home / SSH_DIR
     with contextlib.suppress(OSError):
-        for entry in os.scandir(ssh):
+        for entry in env.scandir(ssh):
             path = Path(entry.path)
-            if entry.is_file() and (sensitive_reason(path) is not None or _holds_private_key(path)):
+            if not _is_file(env, entry.path, entry.kind):
+                continue
+            if sensitive_reason(path) is not None or _holds_private_key(probe, entry.path):
                 masks.append(Mask(path))
-    kept = [Path(os.path.realpath(p)) for p in keep]
+    kept = [Path(_real_text(p, probe)) for p in keep]
     return [m for m in masks if not any(k == m.path or m.path in k.parents for k in kept)]
 
 
-def _holds_private_key(path: Path) -> bool:
-    """Any private key, whatever its name (`~/.ssh/deploy`): its first bytes say so."""
+def _is_file(env: ExecEnv, path: str, kind: EntryKind) -> bool:
+    """Whether an entry is a regular file or a link to one."""
+    if kind is EntryKind.FILE:
+        return True
+    if kind is not EntryKind.SYMLINK:
+        return False
     try:
-        with open(path, "rb", buffering=0) as handle:
-            head = handle.read(4096)
+        return env.stat(Path(path)).is_file()
     except OSError:
         return False
-    return b"PRIVATE KEY" in head
 
 
-def resolve_masks(masks: Iterable[Mask]) -> list[Mask]:
+def _holds_private_key(probe: PathProbe, path: str) -> bool:
+    """Any private key, whatever its name (`~/.ssh/deploy`): its first bytes say so."""
+    head = probe.read_header(path, 4096)
+    return head is not None and b"PRIVATE KEY" in head
+
+
+def _real_text(path: str | os.PathLike[str], probe: PathProbe) -> str:
+    """The real path of `path` through `probe` (as written when it cannot be resolved)."""
+    try:
+        return real_path_text(os.path.abspath(path), probe)
+    except OSError:
+        return os.path.abspath(path)
+
+
+def resolve_masks(masks: Iterable[Mask], env: ExecEnv | None = None) -> list[Mask]:
     """The real paths to cover, for what exists now: a link is followed (covering its
     target covers every name of it), a vanished path is dropped (bubblewrap would create an
-    empty file in its place), and each real path appears once."""
+    empty file in its place), and each real path appears once. Looked at through `env`
+    (this machine by default)."""
+    env = env or LocalEnv()
+    probe = env.path_probe()
     out: dict[Path, Mask] = {}
     for mask in masks:
-        real = Path(os.path.realpath(mask.path))
+        real = Path(_real_text(mask.path, probe))
         try:
-            mode = os.stat(real).st_mode
+            mode = env.stat(real).st_mode
         except OSError:
             continue
         if mask.directory and stat.S_ISDIR(mode):
@@ -279,6 +316,7 @@ class MaskSources:
         self._lock = threading.Lock()
 
     def folder(self) -> Path:
+        """The private folder holding the cover files, made again if anything changed it."""
         with self._lock:
             if self._folder is None or not self._intact(self._folder):
                 self._folder = self._create()

@@ -23,6 +23,9 @@ BUFFER_BYTES = 256 * 1024
 
 
 class OutputLog:
+    """A command's output: the tail in memory, the whole (up to a cap) in a log file once
+    persisted."""
+
     def __init__(
         self,
         env: ExecEnv,
@@ -59,6 +62,7 @@ class OutputLog:
         return self.kept == self.total
 
     def feed(self, data: bytes) -> None:
+        """Take more output: into the tail, and into the log (or its buffer) up to the cap."""
         size = len(data)
         self.total += size
         if size >= self.tail_bytes:
@@ -108,6 +112,7 @@ class OutputLog:
         self._close_file()
 
     def flush(self) -> None:
+        """Push what was written to the log file to the OS."""
         if self._file is not None:
             try:
                 self._file.flush()
@@ -133,6 +138,7 @@ class OutputLog:
         return bytes(self._tail[-limit:]) if limit > 0 else b""
 
     def tail_text(self, limit: int | None = None) -> str:
+        """`tail` decoded as UTF-8 (a character cut at the start dropped)."""
         return decode_tail(self.tail(limit))
 
 

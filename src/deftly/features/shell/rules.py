@@ -129,6 +129,8 @@ class Segment:
 
 @dataclass(frozen=True, slots=True)
 class CommandSplit:
+    """A command line cut into the segments rules are matched against."""
+
     segments: tuple[Segment, ...]
     parsed: bool
     """False when some part could not be parsed for certain, or is opaque: never approved
@@ -764,12 +766,15 @@ class CommandMatcher:
 
     @property
     def split(self) -> CommandSplit:
+        """The command's segments (split once, on first use)."""
         if self._split is None:
             self._split = split_command(self.command)
         return self._split
 
     def one(self, pattern: str) -> RuleMatch:
+        """How one rule pattern matches the command."""
         return match_command_jointly(self.split, self.command, (pattern,))
 
     def together(self, patterns: Sequence[str]) -> RuleMatch:
+        """How several patterns match the command when they may cover different segments."""
         return match_command_jointly(self.split, self.command, patterns)

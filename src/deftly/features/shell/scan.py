@@ -50,6 +50,8 @@ class Heredoc:
 
 @dataclass(slots=True)
 class Scan:
+    """What a lexical pass over a command found: segments, substitutions, heredocs."""
+
     segments: list[str] = field(default_factory=list)
     substitutions: list[tuple[int, str]] = field(default_factory=list)
     heredocs: list[Heredoc] = field(default_factory=list)

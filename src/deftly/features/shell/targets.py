@@ -42,6 +42,8 @@ def may_name_control_files(command: str) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Targets:
+    """The files a command writes through redirections, and those that cannot be known."""
+
     paths: tuple[str, ...]
     """Absolute paths of the files written through redirections."""
     unknown: tuple[str, ...]
@@ -49,6 +51,7 @@ class Targets:
 
 
 def redirect_targets(split: CommandSplit, cwd: Path, home: Path) -> Targets:
+    """The files `split` writes through redirections, resolved from `cwd` and `home`."""
     paths: dict[str, None] = {}
     unknown: list[str] = []
     moved = False

@@ -26,6 +26,8 @@ class TaskListParams(BaseModel):
 
 
 class TaskListTool(Tool[TaskListParams]):
+    """TaskList: the session's background tasks and how each is doing."""
+
     name = "TaskList"
     description = describe("task_list.md")
     params = TaskListParams

@@ -36,6 +36,7 @@ class TaskOutputParams(BaseModel):
 
 
 def unknown_task(tasks: BackgroundTasks, task_id: str) -> ToolResult:
+    """The error for a task id that is not a background task of this session."""
     known = ", ".join(t.id for t in tasks.entries()[-10:])
     hint = f" Known tasks: {known}." if known else " There are no background tasks in this session."
     return ToolResult.error(
@@ -44,6 +45,8 @@ def unknown_task(tasks: BackgroundTasks, task_id: str) -> ToolResult:
 
 
 class TaskOutputTool(Tool[TaskOutputParams]):
+    """TaskOutput: the end of a background task's output, and how it is doing."""
+
     name = "TaskOutput"
     description = describe("task_output.md")
     params = TaskOutputParams

@@ -24,6 +24,8 @@ class TaskStopParams(BaseModel):
 
 
 class TaskStopTool(Tool[TaskStopParams]):
+    """TaskStop: stop a background task (its whole process group)."""
+
     name = "TaskStop"
     description = describe("task_stop.md")
     params = TaskStopParams

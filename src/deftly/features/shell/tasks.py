@@ -73,6 +73,8 @@ Sink = Callable[[str], None]
 
 
 class TaskStatus(StrEnum):
+    """Where a task is: running, or how it ended."""
+
     RUNNING = "running"
     COMPLETED = "completed"
     FAILED = "failed"
@@ -85,6 +87,7 @@ class TaskError(Exception):
 
 
 def new_task_id(prefix: str = "bash") -> str:
+    """A fresh task id such as "bash-1a2b3c4d"."""
     return prefix + "-" + "".join(secrets.choice(_ID_ALPHABET) for _ in range(8))
 
 
@@ -97,6 +100,7 @@ def _is_signal(number: int) -> bool:
 
 
 def signal_name(number: int) -> str:
+    """A signal number's name ("SIGTERM")."""
     try:
         return signal.Signals(number).name
     except ValueError:
@@ -167,21 +171,26 @@ class ShellTask:
 
     @property
     def pid(self) -> int:
+        """The command's process id (also its session and group id)."""
         return self.process.pid
 
     @property
     def running(self) -> bool:
+        """Whether the task has not ended yet."""
         return not self._done.is_set()
 
     @property
     def stopping(self) -> bool:
+        """Whether a stop was started and the task has not ended yet."""
         return self._stopper is not None and self.running
 
     def runtime_seconds(self, now: float | None = None) -> float:
+        """How long it ran (until now while it runs)."""
         end = self.ended_mono if self.ended_mono is not None else (now or time.monotonic())
         return max(end - self.started_mono, 0.0)
 
     def age_seconds(self, now: float | None = None) -> float:
+        """How long ago it started."""
         return max((now or time.monotonic()) - self.started_mono, 0.0)
 
     async def wait(self, seconds: float | None = None) -> bool:
@@ -294,6 +303,7 @@ class BackgroundTasks:
     # -- starting ------------------------------------------------------------------------
 
     def running_background(self) -> list[ShellTask]:
+        """The background tasks still running."""
         return [t for t in self._tasks.values() if t.background and t.running]
 
     async def start(
@@ -724,6 +734,7 @@ class BackgroundTasks:
                 waiter.cancel()
 
     def get(self, task_id: str) -> ShellTask | None:
+        """The background task with this id, or None."""
         task = self._tasks.get(task_id.strip())
         return task if task is not None and task.background else None
 
@@ -739,6 +750,7 @@ class BackgroundTasks:
                 self._notices.pop(task.id, None)
 
     def pending_notices(self) -> list[TaskNotice]:
+        """The end notices not yet given out (without taking them)."""
         return list(self._notices.values())
 
     def take_notices(self) -> list[TaskNotice]:

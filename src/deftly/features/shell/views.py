@@ -10,6 +10,7 @@ from deftly.features.shell.tasks import ShellTask, TaskStatus, signal_name
 
 
 def task_fields(task: ShellTask, *, now: float | None = None) -> list[tuple[str, object]]:
+    """A task as name/value pairs for a tool's output (id, status, times, command)."""
     now = time.monotonic() if now is None else now
     fields: list[tuple[str, object]] = [
         ("task_id", task.id),
@@ -37,6 +38,7 @@ def task_fields(task: ShellTask, *, now: float | None = None) -> list[tuple[str,
 
 
 def output_fields(task: ShellTask) -> list[tuple[str, object]]:
+    """What a task printed, as name/value pairs (size, log path)."""
     out = task.log
     fields: list[tuple[str, object]] = [("output_size", f"{format_size(out.total)}")]
     if out.persisted:

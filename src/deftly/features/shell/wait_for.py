@@ -44,6 +44,8 @@ class WaitForParams(BaseModel):
 
 
 class WaitForTool(Tool[WaitForParams]):
+    """WaitFor: wait until background tasks end (any or all), or a timeout."""
+
     name = "WaitFor"
     description = describe("wait_for.md")
     params = WaitForParams
