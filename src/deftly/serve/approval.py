@@ -56,7 +56,9 @@ class Asker(Protocol):
     """One MCP call's way back to its client."""
 
     @property
-    def can_elicit(self) -> bool: ...
+    def can_elicit(self) -> bool:
+        """Whether the client can ask its user (it supports form elicitation)."""
+        ...
 
     async def elicit(
         self, message: str, schema: dict[str, Any], patience: float
@@ -123,6 +125,8 @@ def approval_schema(request: ApprovalRequest) -> dict[str, Any]:
 
 
 def question(request: ApprovalRequest) -> str:
+    """The text put to the client's user: the tool, what it will do, what will happen (a diff, a
+    command), why deftly asks, and what a session approval would allow."""
     parts = [f"deftly: allow {request.tool}?", request.action]
     shown = display_text(request.display)
     if shown:
@@ -143,6 +147,8 @@ def question(request: ApprovalRequest) -> str:
 
 
 def how_to_allow(request: ApprovalRequest, workspace: Path | None) -> str:
+    """How to allow such calls without being asked, for a refusal: `--mode auto`, or the exact allow
+    rule to add to the workspace's config."""
     config = f"{workspace}/.deftly/config.toml" if workspace else ".deftly/config.toml"
     return (
         f"To allow calls like this, restart `deftly serve` with `--mode auto` (approves "
@@ -174,6 +180,8 @@ class ElicitationApprover:
         )
 
     async def request(self, request: ApprovalRequest) -> ApprovalResponse:
+        """Ask the user of the MCP client the call came from, through elicitation; refuse, saying
+        how to allow the call, when the client cannot ask or nobody answers in time."""
         asker = self._find(request.call_id)
         if asker is None:
             return self._refuse(request, "it did not come from an MCP call that could be asked")

@@ -23,10 +23,13 @@ class SkillPrompts:
     async def list_prompts(
         self, ctx: Any, params: mt.PaginatedRequestParams | None
     ) -> mt.ListPromptsResult:
+        """`prompts/list`: every skill a person may start, as a prompt."""
         prompts = [mt.Prompt(**prompt.to_dict()) for prompt in list_skill_prompts(self.skills)]
         return mt.ListPromptsResult(prompts=prompts)
 
     async def get_prompt(self, ctx: Any, params: mt.GetPromptRequestParams) -> mt.GetPromptResult:
+        """`prompts/get`: the skill rendered with the given arguments, as one user message; an
+        unknown skill or a bad argument is an invalid-params error."""
         try:
             got = get_skill_prompt(self.skills, params.name, params.arguments)
         except SkillError as exc:

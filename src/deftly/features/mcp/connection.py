@@ -45,6 +45,7 @@ CLOSE_WAIT_SECONDS = 10.0
 
 
 def deftly_version() -> str:
+    """deftly's installed version, as the client tells MCP servers ("0" when not installed)."""
     try:
         return importlib.metadata.version("deftly")
     except importlib.metadata.PackageNotFoundError:  # pragma: no cover - not installed
@@ -161,6 +162,7 @@ class McpConnection:
 
     @property
     def name(self) -> str:
+        """The server's name from its configuration (the `<server>` of `mcp__<server>__<tool>`)."""
         return self.spec.name
 
     # -- start-up ------------------------------------------------------------------------

@@ -39,6 +39,8 @@ class Collision:
     """The first tool's raw name (same server), the other server's name, or the tool's."""
 
     def describe(self) -> str:
+        """The collision for a diagnostic: the remote tool, the name it would have had, and who
+        holds that name."""
         head = f'"{self.tool}" -> {self.qualified}'
         if self.kind == "same_server":
             return f'{head} (same name as "{self.winner}" from this server)'
@@ -49,6 +51,8 @@ class Collision:
 
 @dataclass(frozen=True, slots=True)
 class MountedTool:
+    """One tool of a server as mounted: its deftly name and the name the server knows it by."""
+
     name: str
     """The deftly name (`mcp__server__tool`)."""
     remote_name: str
@@ -72,6 +76,7 @@ class ServerStatus:
     restarts: int = 0
 
     def to_json(self) -> dict[str, Any]:
+        """The status as JSON for `deftly mcp list --json`."""
         return {
             "name": self.name,
             "state": self.state,
@@ -100,6 +105,9 @@ class _Mounted:
 
 
 class McpManager:
+    """Starts the configured MCP servers, mounts their tools into the registry, restarts a dead
+    server on its next call, and closes them all (see the module docstring)."""
+
     def __init__(
         self,
         workspace: Path,
@@ -262,6 +270,7 @@ class McpManager:
     # -- status --------------------------------------------------------------------------
 
     def connection(self, name: str) -> McpConnection | None:
+        """The connection of the server `name`, or None when no such server is configured."""
         mounted = self._servers.get(name)
         return mounted.connection if mounted else None
 

@@ -106,6 +106,9 @@ class _RawServer(BaseModel):
 
 
 class SpecError(ValueError):
+    """An `mcpServers` entry that cannot be used as written (a wrong type, a missing command, an
+    unset `${VAR}`); the message says which."""
+
     pass
 
 

@@ -36,6 +36,10 @@ def traits_from(annotations: mt.ToolAnnotations | None, *, trust: bool) -> ToolT
 
 
 class McpTool(SchemaTool):
+    """One tool of a mounted MCP server, called through its connection: the server's schema checks
+    the arguments, its annotations become traits only when trusted, and its content comes back as
+    the result."""
+
     def __init__(
         self,
         name: str,
