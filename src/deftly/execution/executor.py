@@ -136,7 +136,9 @@ class Executor:
     identity: Identity = field(default_factory=Identity)
     """Session and agent of every call; `run_batch(turn_id=...)` sets the turn."""
     injections: InjectionChannel | None = None
+    """The agent's injection channel (None: deliveries stay on results only)."""
     notices_on_results: bool = True
+    """No agent loop drains the channel: the `RESULT_KINDS` ride on the next result."""
 
     def add_notice_source(self, source: NoticeSource) -> Callable[[], None]:
         """Let `source`'s notices ride on the next results; returns the way to stop.
