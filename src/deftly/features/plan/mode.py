@@ -83,7 +83,8 @@ class PlanMode:
 
 @dataclass(frozen=True, slots=True)
 class PlanReview:
-    """What the guard hands `ExitPlanMode.execute` (as the call's metadata)."""
+    """What the guard hands `ExitPlanMode.execute` (`Proceed(review)`; read there with
+    `ctx.handoff(PlanReview)`)."""
 
     reviewed: bool
     """True when a person approved the plan; False when it ended without review."""
