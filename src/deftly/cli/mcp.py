@@ -26,7 +26,8 @@ from deftly.cli.common import (
     print_diagnostics,
     run_async,
 )
-from deftly.features.mcp.manager import ServerStatus
+from deftly.features.disclosure.disclosure import DeferredTools
+from deftly.features.mcp.manager import McpManager, ServerStatus
 from deftly.runtime import Runtime
 
 mcp_app = typer.Typer(
@@ -83,7 +84,7 @@ async def serve(
     )
     finished = True
     async with runtime as rt:
-        rt.disclosure.enabled = False  # MCP clients do their own tool disclosure
+        rt.service(DeferredTools).enabled = False  # MCP clients do their own tool disclosure
         approver.timeout = rt.config.mcp.approval_timeout
         if setup is not None:
             setup(rt)
@@ -191,7 +192,7 @@ def list_command(
 
     async def main() -> None:
         async with build_runtime(workspace, None, False, mcp_config=mcp_config, trust=trust) as rt:
-            statuses = rt.mcp.statuses()
+            statuses = rt.service(McpManager).statuses()
             if as_json:
                 sys.stdout.write(json.dumps([s.to_json() for s in statuses], indent=2) + "\n")
                 return

@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from deftly.config.base import Section
 from deftly.config.model import DeftlyConfig
 from deftly.config.untrusted import Withheld, restrict
 from deftly.contract.errors import ConfigError
@@ -108,10 +109,12 @@ def _merge(base: dict[str, Any], extra: Mapping[str, Any], trail: tuple[str, ...
             base[key] = value
 
 
-def _describe_error(error: ValidationError, model: type[BaseModel], where: str) -> str:
+def _describe_error(
+    error: ValidationError, model: type[BaseModel], where: str, prefix: str | None = None
+) -> str:
     lines = []
     for item in error.errors(include_url=False):
-        loc = ".".join(str(p) for p in item["loc"])
+        loc = ".".join(str(p) for p in ((prefix,) if prefix else ()) + tuple(item["loc"]))
         if item["type"] == "extra_forbidden":
             known = _known_keys(model, item["loc"][:-1])
             close = difflib.get_close_matches(str(item["loc"][-1]), known, n=1)
@@ -139,22 +142,47 @@ def _known_keys(model: type[BaseModel], loc: tuple[Any, ...]) -> list[str]:
     return [info.alias or name for name, info in fields.items()] if fields else []
 
 
-def parse_config(data: Mapping[str, Any], where: str = "the configuration") -> DeftlyConfig:
+FeatureTables = Mapping[str, type[Section]]
+"""Config tables features bring: table name -> the feature's model of it."""
+
+
+def parse_config(
+    data: Mapping[str, Any], where: str = "the configuration", tables: FeatureTables | None = None
+) -> DeftlyConfig:
     """Validate one config table (as parsed from TOML); raise ConfigError naming `where` and each
-    bad key, with a suggested spelling for an unknown one."""
+    bad key, with a suggested spelling for an unknown one. A table named in `tables` (a
+    feature's) is validated against its model and read back with `config.section(model)`."""
+    rest = dict(data)
+    sections: dict[type[Section], Section] = {}
+    for name, model in (tables or {}).items():
+        if name in DeftlyConfig.model_fields:
+            raise ConfigError(f"A feature claims the config table [{name}], which deftly owns.")
+        if name not in rest:
+            continue
+        try:
+            sections[model] = model.model_validate(rest.pop(name))
+        except ValidationError as exc:
+            raise ConfigError(_describe_error(exc, model, where, prefix=name)) from None
     try:
-        return DeftlyConfig.model_validate(dict(data))
+        config = DeftlyConfig.model_validate(rest)
     except ValidationError as exc:
         raise ConfigError(_describe_error(exc, DeftlyConfig, where)) from None
+    return config.with_sections(sections) if sections else config
 
 
 def load_config(
-    workspace: Path, paths: list[Path] | None = None, *, trusted: bool = True
+    workspace: Path,
+    paths: list[Path] | None = None,
+    *,
+    trusted: bool = True,
+    tables: FeatureTables | None = None,
 ) -> LoadedConfig:
     """Read and merge the config files that exist; raise ConfigError with the file named.
 
     With `trusted=False`, files outside the user's config directory contribute only the
-    settings that cannot run a program or widen permissions; the rest is `withheld`.
+    settings that cannot run a program or widen permissions; the rest is `withheld`. A
+    feature's table (`tables`) in such a file is withheld whole: deftly cannot know which
+    of a feature's settings are harmless.
     """
     merged: dict[str, Any] = {}
     whole: dict[str, Any] = {}  # as if trusted: withheld settings are still checked
@@ -176,6 +204,10 @@ def load_config(
             raise ConfigError(f"{path} is not valid TOML: {exc}") from None
         _merge(whole, copy.deepcopy(data))
         if not trusted and not is_user_file(path):
+            for name in tables or {}:
+                if name in data:
+                    del data[name]
+                    withheld.append(Withheld(path, f"[{name}]"))
             data, held = restrict(data, merged, path)
             withheld.extend(held)
         _merge(merged, data)
@@ -183,5 +215,5 @@ def load_config(
         texts[path] = text
     where = ", ".join(str(p) for p in used) or "the configuration"
     if withheld:
-        parse_config(whole, where)
-    return LoadedConfig(parse_config(merged, where), used, texts, withheld)
+        parse_config(whole, where, tables)
+    return LoadedConfig(parse_config(merged, where, tables), used, texts, withheld)

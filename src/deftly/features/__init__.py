@@ -1,15 +1,28 @@
 """Features: one capability per folder (its tools, services, hooks and injections).
 
-`builtin_contributions()` lists every built-in tool of every feature, in a stable order.
+`BUILTIN_FEATURES` is the feature list: adding a feature is its folder plus one line
+here (or `Runtime(features=[*BUILTIN_FEATURES, mine])` for a host's own). What a feature
+is, and what it is given, is in `deftly.features.api`.
 """
 
 from __future__ import annotations
 
-from deftly.features import disclosure, files, plan, shell, skills
+from deftly.features.api import Feature, feature_contributions
+from deftly.features.disclosure.feature import FEATURE as DISCLOSURE
+from deftly.features.files.feature import FEATURE as FILES
+from deftly.features.mcp.feature import FEATURE as MCP
+from deftly.features.plan.feature import FEATURE as PLAN
+from deftly.features.shell.feature import FEATURE as SHELL
+from deftly.features.skills.feature import FEATURE as SKILLS
 from deftly.registry.contribution import ToolContribution
+
+BUILTIN_FEATURES: tuple[Feature, ...] = (FILES, SHELL, PLAN, SKILLS, MCP, DISCLOSURE)
+"""deftly's own features, in the order their steps run and their tools are offered."""
 
 
 def builtin_contributions() -> list[ToolContribution]:
     """Every built-in tool deftly can offer, in a stable order."""
-    families = (files, shell, plan, skills, disclosure)
-    return [contribution for family in families for contribution in family.CONTRIBUTIONS]
+    return feature_contributions(BUILTIN_FEATURES)
+
+
+__all__ = ["BUILTIN_FEATURES", "Feature", "builtin_contributions"]

@@ -29,14 +29,23 @@ def tool_sort_key(name: str) -> tuple[str, str]:
 
 
 class ToolRegistry:
-    """Registering a name again replaces it; an unregister handle only removes its own entry."""
+    """Name -> tool. Registering a name again replaces it; an unregister handle only removes
+    its own entry.
 
-    def __init__(self) -> None:
+    A registry may layer over a `parent` (an agent's registry over its session's, where
+    MCP tools are mounted once for every agent): lookups fall back to the parent, and an
+    entry of this registry shadows the parent's of the same name. Registering always
+    writes here.
+    """
+
+    def __init__(self, parent: ToolRegistry | None = None) -> None:
         self._entries: dict[str, RegisteredTool] = {}
+        self.parent = parent
 
     def register(
         self, tool: BaseTool, *, source: Source = "builtin", disclosure: Disclosure = "inline"
     ) -> Callable[[], None]:
+        """Add (or replace) `tool`; returns the function that removes this entry again."""
         entry = RegisteredTool(tool, source, disclosure)
         self._entries[tool.name] = entry
 
@@ -47,22 +56,35 @@ class ToolRegistry:
         return unregister
 
     def unregister(self, name: str) -> None:
+        """Remove this registry's own entry for `name` (the parent's stays)."""
         self._entries.pop(name, None)
 
     def get(self, name: str) -> RegisteredTool | None:
-        return self._entries.get(name)
+        """The entry for `name`: this registry's own, else the parent's."""
+        entry = self._entries.get(name)
+        if entry is None and self.parent is not None:
+            return self.parent.get(name)
+        return entry
 
     def __contains__(self, name: object) -> bool:
-        return name in self._entries
+        return name in self._entries or (self.parent is not None and name in self.parent)
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._merged())
 
     def __iter__(self) -> Iterator[RegisteredTool]:
         return iter(self.entries())
 
+    def _merged(self) -> dict[str, RegisteredTool]:
+        if self.parent is None:
+            return self._entries
+        return {**self.parent._merged(), **self._entries}
+
     def entries(self) -> list[RegisteredTool]:
-        return [self._entries[n] for n in sorted(self._entries, key=tool_sort_key)]
+        """Every entry (the parent's too), sorted by name."""
+        merged = self._merged()
+        return [merged[n] for n in sorted(merged, key=tool_sort_key)]
 
     def names(self) -> list[str]:
-        return sorted(self._entries, key=tool_sort_key)
+        """Every name (the parent's too), sorted."""
+        return sorted(self._merged(), key=tool_sort_key)

@@ -34,6 +34,10 @@ class Services:
         """Stop offering what was provided under `as_type` in this scope (not its parent)."""
         self._by_type.pop(as_type, None)
 
+    def clear(self) -> None:
+        """Stop offering everything this scope provides (its parent keeps its own)."""
+        self._by_type.clear()
+
     def find(self, wanted: type[T]) -> T | None:
         """The instance provided as `wanted` (or as a subtype of it), nearest scope first."""
         if wanted in self._by_type:

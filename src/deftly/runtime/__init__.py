@@ -4,7 +4,9 @@
 is told about one tool.
 """
 
+from deftly.runtime.agent_runtime import AgentRuntime
 from deftly.runtime.facade import Runtime
+from deftly.runtime.session_runtime import SessionRuntime
 from deftly.runtime.tool_info import ToolInfo
 
-__all__ = ["Runtime", "ToolInfo"]
+__all__ = ["AgentRuntime", "Runtime", "SessionRuntime", "ToolInfo"]

@@ -1,94 +1,62 @@
-"""The `Runtime` facade: one workspace, wired.
+"""The `Runtime` facade: one workspace, one session, one main agent, wired.
 
-It owns the execution environment, the workspace's path policy, the session directory,
-the tool registry, hooks and the executor, and closes whatever its tools started.
+It composes a `SessionRuntime` (env, path policy, session directory, permission engine,
+event bus, the features' session services) and the main `AgentRuntime` (registry, hooks,
+gate, executor, the features' agent services), and closes whatever they started.
 
     async with Runtime("path/to/repo") as rt:
         result = await rt.call("Read", {"path": "README.md"})
         print(result.text)
+
+`close()` then `start()` works: the features' services are built afresh (a new task
+manager, the MCP servers started again), while what the host added (tools, hooks, the
+approver, the mode and session approvals) stays.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import inspect
 import itertools
 import logging
-from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping, Sequence
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
-from deftly.config.loader import LoadedConfig, load_config, parse_config, user_config_dir
+from deftly.config.loader import FeatureTables, LoadedConfig, load_config, parse_config
 from deftly.config.model import DeftlyConfig
 from deftly.config.trust import TrustStore, describe_withheld, mcp_servers_withheld
 from deftly.contract.diagnostics import Diagnostic
-from deftly.contract.errors import ConfigError, DeftlyError, ToolLoadError
-from deftly.contract.result import ToolResult
+from deftly.contract.errors import ConfigError, DeftlyError
+from deftly.contract.identity import MAIN_AGENT, Identity
 from deftly.contract.schema import JsonSchema
 from deftly.contract.tool import BaseTool, CancelToken, ToolExecution
 from deftly.env.base import ExecEnv
 from deftly.env.local import LocalEnv
 from deftly.execution.calls import ArgumentsParseError, CallResult, ToolCall, parse_arguments
-from deftly.execution.events import (
-    Event,
-    EventBus,
-    EventListener,
-    RuntimeNotice,
-    ToolCallFinished,
-    ToolCallStarted,
-)
-from deftly.execution.executor import Executor
-from deftly.execution.external_hooks import CommandHook, ExternalHooks
-from deftly.execution.hooks import (
-    AfterHook,
-    BeforeContext,
-    BeforeHook,
-    Decision,
-    HookChain,
-    HookOrder,
-    Veto,
-)
-from deftly.execution.permission_gate import PermissionGate
+from deftly.execution.events import EventListener
+from deftly.execution.hooks import AfterHook, BeforeHook, HookChain
 from deftly.execution.probe import check_rules
-from deftly.execution.spill import OutputBudget, Spiller
-from deftly.features import builtin_contributions
+from deftly.features import BUILTIN_FEATURES
+from deftly.features.api import Closer, Feature
 from deftly.features.disclosure.disclosure import DeferredTools, ModelTools
-from deftly.features.mcp.manager import McpManager
-from deftly.features.mcp.selection import servers_for
-from deftly.features.mcp.specs import load_specs
-from deftly.features.plan.mode import PlanGuard, PlanMode
-from deftly.features.shell.tasks import BackgroundTasks
-from deftly.features.skills import SkillService
-from deftly.features.skills.skill import SkillHost, SkillTool
+from deftly.features.skills.service import SkillService
 from deftly.policy.approval import Approver, NonInteractiveApprover
-from deftly.policy.control import ControlFiles
-from deftly.policy.paths import Workspace
-from deftly.policy.permissions import (
-    Mode,
-    PermissionDecision,
-    PermissionEngine,
-    RuleBook,
-    parse_mode,
-)
-from deftly.policy.tool_policy import ToolPolicy, find_inactive_patterns
-from deftly.registry.activation import Activation, Profile, known_names
-from deftly.registry.contribution import (
-    ToolContribution,
-    entry_point_contributions,
-    load_tool_path,
-)
+from deftly.policy.paths import Workspace, real_path
+from deftly.policy.permissions import Mode, PermissionDecision, PermissionEngine, parse_mode
+from deftly.registry.activation import Profile, known_names
 from deftly.registry.host import HostHandler, HostTool
-from deftly.registry.registry import Disclosure, RegisteredTool, Source, ToolRegistry
-from deftly.registry.services import Services
+from deftly.registry.registry import Disclosure, Source, ToolRegistry
+from deftly.runtime.agent_runtime import AgentRuntime
+from deftly.runtime.session_runtime import SessionRuntime
 from deftly.runtime.tool_info import ToolInfo
-from deftly.session import SessionClaim, data_home, new_session_id, prune_sessions, session_dir
+from deftly.runtime.tool_sources import ExtraTool, gather_contributions, split_extras
+from deftly.session import data_home, new_session_id
 
 log = logging.getLogger(__name__)
 
-ExtraTool = BaseTool | ToolContribution | type[BaseTool] | str
-Closer = Callable[[], Awaitable[None]]
+T = TypeVar("T")
 
 
 class Runtime:
@@ -99,6 +67,10 @@ class Runtime:
     default) as recorded by `deftly trust` in the data home. Untrusted, those settings are
     ignored with one diagnostic; its deny and ask rules apply either way. `config=` is the
     host's own and always applies (the workspace's config.toml is then not read).
+
+    `features`: the capabilities to wire (default `deftly.features.BUILTIN_FEATURES`; add
+    your own with `features=[*BUILTIN_FEATURES, mine]`). `builtins=False` leaves out the
+    built-in features' tools (their services still run).
     """
 
     def __init__(
@@ -117,67 +89,158 @@ class Runtime:
         approve_asks: bool = False,
         approver: Approver | None = None,
         trust: bool | None = None,
+        features: Sequence[Feature] | None = None,
     ) -> None:
-        self.workspace_path = Path(workspace).expanduser().resolve()
-        if not self.workspace_path.is_dir():
-            raise ConfigError(f"The workspace {self.workspace_path} is not a directory.")
-        self.home = Path(home).expanduser() if home else data_home()
-        self.trusted = self._decide_trust(trust)
-        self.loaded = self._load_config(config)
-        self.config = self.loaded.config
-        self.env = env or LocalEnv()
-        self.session_id = session_id or new_session_id()
-        self.session_dir = session_dir(self.workspace_path, self.session_id, self.home)
-        self.spill_dir = self.session_dir / "spill"
-        self.workspace = Workspace(self.workspace_path, home=self.env.home())
-        self.workspace.add_directory(self.spill_dir)
-        for extra in self.config.permissions.additional_directories:
-            self.workspace.add_directory(Path(extra).expanduser())
-        self.events = EventBus()
-        self._init_safety(mode, approve_asks, approver)
-        self.profile = profile or Profile()
-        self.policy = ToolPolicy.from_lists(self.config.tools.enabled, self.config.tools.disabled)
-        self.diagnostics: list[Diagnostic] = []
-        self._report_trust(config is None)
-        self.registry = ToolRegistry()
-        self.services = Services()
-        self.before_hooks: HookChain[BeforeHook] = HookChain()
-        self.after_hooks: HookChain[AfterHook] = HookChain()
-        self.executor = Executor(
-            self.registry,
-            Spiller(self.spill_dir, self._budget()),
-            self.events,
-            self.before_hooks,
-            self.after_hooks,
+        env = env or LocalEnv()
+        workspace_path = _workspace_dir(env, workspace)
+        self._home = Path(home).expanduser() if home else data_home()
+        self._diagnostics: list[Diagnostic] = []
+        trusted, trust_problem = _decide_trust(trust, workspace_path, self._home)
+        self._features = tuple(BUILTIN_FEATURES if features is None else features)
+        tables = {name: model for f in self._features for name, model in f.config_tables.items()}
+        loaded = _load_config(config, workspace_path, trusted, tables)
+        chosen = (
+            parse_mode(mode, "Runtime(mode=...)")
+            if mode is not None
+            else loaded.config.permissions.mode
         )
-        self.executor.guards.append(self._policy_guard)
-        self.executor.missing.append(self._describe_switched_off)
-        self._extra_tools = list(tools)
+        self._session = SessionRuntime(
+            workspace_path=workspace_path,
+            home=self._home,
+            loaded=loaded,
+            env=env,
+            session_id=session_id or new_session_id(),
+            mode=chosen,
+            trusted=trusted,
+            features=self._features,
+            diagnostics=self._diagnostics,
+        )
+        self._session.with_options(plugins=plugins)
+        self._report_trust(trust_problem, read_workspace_config=config is None)
+        self._agent = AgentRuntime(
+            self._session,
+            Identity(self._session.session_id, MAIN_AGENT),
+            profile=profile,
+            approver=approver,
+            approve_asks=approve_asks,
+        )
+        self._instances, self._extra_contributions = split_extras(tools)
         self._builtins = builtins
         self._plugins = plugins
-        self._closers: list[Closer] = []
         self._call_ids = itertools.count(1)
         self._started = False
-        self._contributions: list[ToolContribution] = []
-        self.background = True
-        """Whether Bash may start background tasks (see `without_background`)."""
-        self.mcp_for: Collection[str] | None = None
-        """Start only the MCP servers these tool names need (None: every server; see
-        `only_mcp_for`)."""
+
+    # -- what the host may read ----------------------------------------------------------
+
+    @property
+    def workspace_path(self) -> Path:
+        """The workspace's root directory (resolved)."""
+        return self._session.workspace_path
+
+    @property
+    def workspace(self) -> Workspace:
+        """The workspace's path policy."""
+        return self._session.workspace
+
+    @property
+    def session_id(self) -> str:
+        """This session's id (pass it as `Runtime(session_id=...)` to resume it)."""
+        return self._session.session_id
+
+    @property
+    def session_dir(self) -> Path:
+        """This session's directory (spill files, task logs, plans, state)."""
+        return self._session.session_dir
+
+    @property
+    def home(self) -> Path:
+        """deftly's data home (sessions, the trust record, scratch journals)."""
+        return self._home
+
+    @property
+    def trusted(self) -> bool:
+        """Whether the workspace's own config may run programs and widen permissions."""
+        return self._session.trusted
+
+    @property
+    def config(self) -> DeftlyConfig:
+        """The configuration in effect."""
+        return self._session.config
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        """What went wrong or was left out while loading (config, tools, servers)."""
+        return self._diagnostics
+
+    @property
+    def permissions(self) -> PermissionEngine:
+        """The session's permission engine (mode, rules, session approvals)."""
+        return self._session.permissions
+
+    @property
+    def registry(self) -> ToolRegistry:
+        """The main agent's tools (the session's MCP tools included)."""
+        return self._agent.registry
+
+    @property
+    def before_hooks(self) -> HookChain[BeforeHook]:
+        """The main agent's before-hooks: add yours with `.add(id, hook, order=...)`."""
+        return self._agent.before_hooks
+
+    @property
+    def after_hooks(self) -> HookChain[AfterHook]:
+        """The main agent's after-hooks."""
+        return self._agent.after_hooks
+
+    @property
+    def session(self) -> SessionRuntime:
+        """The session scope (shared by every agent of the session)."""
+        return self._session
+
+    @property
+    def agent(self) -> AgentRuntime:
+        """The main agent's scope; `await rt.agent.spawn_child(id, profile)` adds a child."""
+        return self._agent
+
+    def service(self, wanted: type[T]) -> T:
+        """A service of the main agent's scope (or the session's) by type, after `start()`:
+        `rt.service(BackgroundTasks)`. A LookupError names what is provided."""
+        return self._agent.services.get(wanted)
+
+    @property
+    def skills(self) -> SkillService:
+        """This workspace's skills (after `start()`); ConfigError when [skills] is off."""
+        service = self._agent.services.find(SkillService)
+        if service is None:
+            raise ConfigError(
+                "Skills are switched off ([skills] enabled = false) or the runtime has not "
+                "started yet."
+            )
+        return service
+
+    # -- how the host will use it (before start) -----------------------------------------
 
     def only_mcp_for(self, tool_names: Iterable[str]) -> Self:
         """Start only the MCP servers whose tools are named (`mcp__<server>__<tool>`);
         no server for built-in names. For a one-shot caller (`deftly call`) that knows
         what it will call. Call before `start()`."""
-        self.mcp_for = frozenset(tool_names)
+        self._session.with_options(only_tools=frozenset(tool_names))
         return self
 
     def without_background(self) -> Self:
         """For a one-shot caller that exits after its call (`deftly call`): background
         tasks are refused, a foreground timeout kills, and Bash's description says so.
         Call before `start()`."""
-        self.background = False
+        self._session.with_options(background=False)
         return self
+
+    def add_mcp_config(self, path: str | Path) -> None:
+        """Mount the servers of one more mcp.json file too (call before `start()`)."""
+        config = self._session.config
+        files = [*config.mcp.config_files, str(Path(path).expanduser().resolve())]
+        self._session.config = config.model_copy(
+            update={"mcp": config.mcp.model_copy(update={"config_files": files})}
+        )
 
     # -- lifecycle -----------------------------------------------------------------------
 
@@ -194,20 +257,14 @@ class Runtime:
         await self.close()
 
     async def start(self) -> None:
+        """Start the session scope and the main agent (idempotent). Again after `close()`,
+        it builds fresh services."""
         if self._started:
             return
         self._started = True
         try:
-            await self._hold_session()
-            # Scratch files of atomic writes killed half-way (by any earlier process) go now.
-            await asyncio.to_thread(self.env.keep_scratch_journal, self.home / "scratch")
-            self._provide_services()
-            self._wire_safety()
-            self._wire_files()
-            self._wire_skills()
-            await self._wire_shell()
-            await self._wire_mcp()
-            self._activate_tools()
+            await self._session.start()
+            await self._agent.start(self._features, self._contributions())
             await self._check_rules()
         except BaseException:
             # A start cut short (a signal cancelling it, an error) stops what it had
@@ -216,234 +273,82 @@ class Runtime:
             raise
 
     async def close(self) -> None:
-        """Stop everything the runtime's tools started, newest first."""
-        while self._closers:
-            closer = self._closers.pop()
-            try:
-                await closer()
-            except Exception:
-                log.exception("error while closing the runtime")
-        self._started = False
+        """Stop everything the runtime's features and tools started, newest first."""
+        try:
+            await self._agent.close()
+        finally:
+            await self._session.close()
+            self._started = False
 
     def on_close(self, closer: Closer) -> None:
         """Run `closer` when the runtime closes (background processes, MCP clients...)."""
-        self._closers.append(closer)
+        self._session.on_close(closer)
 
-    # -- wiring --------------------------------------------------------------------------
-
-    async def _hold_session(self) -> None:
-        """Claim this session's directory (so no other runtime prunes it), then remove
-        this workspace's sessions left untouched for `[session] keep_days`."""
-        claim = SessionClaim(self.session_dir)
-        try:
-            claim.claim()
-        except OSError as exc:
-            self.diagnostics.append(
-                Diagnostic(
-                    "warning",
-                    "session",
-                    f"cannot use the session directory {self.session_dir} ({exc}); long "
-                    "results cannot be spilled to disk",
-                )
-            )
-            return
-
-        async def release() -> None:
-            claim.release()
-
-        self.on_close(release)
-        keep_days = self.config.session.keep_days
-        if keep_days > 0:
-            removed = await asyncio.to_thread(
-                prune_sessions,
-                self.session_dir.parent,
-                older_than_days=keep_days,
-                keep=self.session_dir,
-            )
-            if removed:
-                log.info("removed %d session(s) older than %g days", len(removed), keep_days)
-
-    def _wire_skills(self) -> None:
-        """The skill service: the Skill tool, `deftly skills` and MCP prompts use it.
-
-        Skill roots join the workspace's directories (so Read can open a skill's payload),
-        and the executor's events mark model steps for counting nested skill loads.
-        """
-        self._skills: SkillService | None = None
-        if not self.config.skills.enabled:
-            return
-
-        def allow_roots(roots: Sequence[Path]) -> None:
-            for root in roots:
-                self.workspace.add_directory(root)
-
-        service = SkillService(
-            self.workspace_path,
-            self.config.skills,
-            home=self.env.home(),
-            session_id=self.session_id,
-            packages=self._plugins,
-            on_roots=allow_roots,
+    def _contributions(self) -> list[Any]:
+        for tool in self._instances:
+            self._agent.registry.register(tool, source="user")
+        builtin = set(BUILTIN_FEATURES)
+        features = [f for f in self._features if self._builtins or f not in builtin]
+        return gather_contributions(
+            self._extra_contributions,
+            self.config,
+            features,
+            self._diagnostics,
+            plugins=self._plugins,
         )
 
-        def mark_steps(event: Event) -> None:
-            if isinstance(event, ToolCallStarted):
-                service.nesting.call_started()
-            elif isinstance(event, ToolCallFinished):
-                service.nesting.call_finished()
-
-        def skill_limit(call: ToolCall, entry: RegisteredTool) -> str | None:
-            """A running skill's allowed-tools (loading another skill stays possible)."""
-            return None if isinstance(entry.tool, SkillTool) else service.refusal_for(entry.name)
-
-        async def skill_patterns(ctx: BeforeContext) -> Decision:
-            """Its `Tool(pattern)` entries, once the call is resolved (`Bash(git diff:*)`)."""
-            refusal = service.pattern_refusal_for(ctx.call.name, ctx.execution.matches_rule)
-            return Veto(ToolResult.error(refusal)) if refusal is not None else None
-
-        unsubscribe = self.events.subscribe(mark_steps)
-        self.executor.guards.append(skill_limit)
-        remove_hook = self.before_hooks.add(
-            "skill-allowed-tools", skill_patterns, order=HookOrder.PLAN_GUARD
+    async def _check_rules(self) -> None:
+        """Rules that can match nothing are warnings; a rule's failing example stops the
+        start (checked through the tools' own matchers, so only now)."""
+        known = known_names(self._agent.contributions, self._agent.registry)
+        self._diagnostics += await check_rules(
+            self._session.permissions.rules, self._agent.registry, known
         )
 
-        async def stop() -> None:
-            unsubscribe()
-            self.executor.guards.remove(skill_limit)
-            remove_hook()
-
-        self.on_close(stop)
-        self.services.provide(service)
-        self.services.provide(service, SkillHost)
-        self._skills = service
-
-    @property
-    def skills(self) -> SkillService:
-        """This workspace's skills (after `start()`); ConfigError when [skills] is off."""
-        service: SkillService | None = getattr(self, "_skills", None)
-        if service is None:
-            raise ConfigError(
-                "Skills are switched off ([skills] enabled = false) or the runtime has not "
-                "started yet."
-            )
-        return service
-
-    def _load_config(self, config: DeftlyConfig | Mapping[str, Any] | None) -> LoadedConfig:
-        if isinstance(config, DeftlyConfig):
-            return LoadedConfig(config)
-        if config is not None:
-            return LoadedConfig(parse_config(config, "the configuration passed to Runtime"))
-        return load_config(self.workspace_path, trusted=self.trusted)
-
-    def _decide_trust(self, trust: bool | None) -> bool:
-        """Whether the workspace's own config may run programs and widen permissions:
-        `trust` when given, else whether the user recorded the folder (`deftly trust`)."""
-        self._trust_problem: str | None = None
-        if trust is not None:
-            return trust
-        store = TrustStore(self.home)
-        trusted = store.is_trusted(self.workspace_path)
-        self._trust_problem = store.problem
-        return trusted
-
-    def _report_trust(self, read_workspace_config: bool) -> None:
+    def _report_trust(self, problem: str | None, *, read_workspace_config: bool) -> None:
         """One diagnostic naming every workspace setting left out for want of trust."""
-        if self._trust_problem:
-            self.diagnostics.append(Diagnostic("warning", "workspace trust", self._trust_problem))
+        if problem:
+            self._diagnostics.append(Diagnostic("warning", "workspace trust", problem))
         if self.trusted:
             return
-        withheld = list(self.loaded.withheld) if read_workspace_config else []
+        loaded = self._session.loaded
+        withheld = list(loaded.withheld) if read_workspace_config else []
         withheld.extend(mcp_servers_withheld(self.workspace_path, self.config.mcp.config_files))
         if withheld:
-            self.diagnostics.append(
+            self._diagnostics.append(
                 Diagnostic(
                     "warning", "workspace trust", describe_withheld(self.workspace_path, withheld)
                 )
             )
 
-    def _budget(self) -> OutputBudget:
-        out = self.config.output
-        return OutputBudget(out.max_chars, out.retained_chars, out.head_chars, out.tail_chars)
-
-    # -- safety: permissions, approvals, plan mode, external hooks ------------------------
-
-    def _init_safety(self, mode: str | None, approve_asks: bool, approver: Approver | None) -> None:
-        """The permission engine and gate; bad rules or a bad mode fail here, at load."""
-        section = self.config.permissions
-        rules = RuleBook.from_lists(
-            allow=section.allow, ask=section.ask, deny=section.deny, origin=self.loaded.origin
-        )
-        chosen = parse_mode(mode, "Runtime(mode=...)") if mode is not None else section.mode
-        # The user's config and the record of trusted folders loosen the leash too.
-        control = ControlFiles.of([user_config_dir()], files=[TrustStore(self.home).path])
-        self.permissions = PermissionEngine(self.workspace, rules, chosen, control=control)
-        self.permissions.harmless_commands = tuple(section.harmless_commands)
-        self.gate = PermissionGate(
-            self.permissions, self.events, approver=approver, approve_asks=approve_asks
-        )
-        self.plan_mode = PlanMode(self.session_dir / "plans")
-        self.workspace.add_directory(self.plan_mode.plans_dir)
-        self.permissions.on_mode_change(
-            lambda old, new: self.events.emit(
-                RuntimeNotice("permission_mode", f"permission mode: {old} -> {new}", str(new))
-            )
-        )
-
-    def _wire_safety(self) -> None:
-        """Install the before/after hooks that guard every call, in their fixed order:
-        deny rules, plan mode, PreToolUse commands, (host hooks), approval; PostToolUse."""
-        self.gate.install(self.before_hooks)
-        guard = PlanGuard(self.plan_mode, self.gate, lambda: self.mode)
-        self.before_hooks.add("plan-mode", guard, order=HookOrder.PLAN_GUARD)
-        self.gate.grants.append(guard.grant)
-        self.services.provide(self.plan_mode)
-        hooks = self.config.hooks
-        commands = [
-            CommandHook(
-                "PreToolUse", h.command, h.matcher, h.timeout, self.loaded.origin(h.command)
-            )
-            for h in hooks.pre_tool_use
-        ] + [
-            CommandHook(
-                "PostToolUse", h.command, h.matcher, h.timeout, self.loaded.origin(h.command)
-            )
-            for h in hooks.post_tool_use
-        ]
-        self.external_hooks = ExternalHooks(
-            commands,
-            workspace=self.workspace_path,
-            session_id=self.session_id,
-            events=self.events,
-            mode=lambda: self.mode,
-        )
-        self.external_hooks.install(self.before_hooks, self.after_hooks)
+    # -- permissions ---------------------------------------------------------------------
 
     @property
     def mode(self) -> Mode:
         """The permission mode: manual, yolo or auto."""
-        return self.permissions.mode
+        return self._session.permissions.mode
 
     def set_mode(self, mode: Mode | str) -> Mode:
         """Switch the permission mode now (ConfigError if unknown); returns the old one."""
-        return self.permissions.set_mode(mode)
+        return self._session.permissions.set_mode(mode)
 
     @property
     def approve_asks(self) -> bool:
         """Approve every call that would ask (like `--yes`); never overrides a deny."""
-        return self.gate.approve_asks
+        return self._agent.gate.approve_asks
 
     @approve_asks.setter
     def approve_asks(self, value: bool) -> None:
-        self.gate.approve_asks = value
+        self._agent.gate.approve_asks = value
 
     @property
     def approver(self) -> Approver:
         """Who is asked when a call needs approval (default: nobody, so asks are refused)."""
-        return self.gate.approver
+        return self._agent.gate.approver
 
     @approver.setter
     def approver(self, approver: Approver | None) -> None:
-        self.gate.approver = approver or NonInteractiveApprover()
+        self._agent.gate.approver = approver or NonInteractiveApprover()
 
     async def explain(
         self, name: str, arguments: Mapping[str, Any] | str | None = None
@@ -453,8 +358,8 @@ class Runtime:
         chain: an unknown or switched-off tool, bad arguments, a refused path."""
         if not self._started:
             await self.start()
-        entry = self.registry.get(name)
-        if entry is None or not self._is_switched_on(entry.name, entry.source):
+        entry = self._agent.registry.get(name)
+        if entry is None or not self._agent.is_switched_on(entry.name, entry.source):
             raise DeftlyError(f'There is no active tool named "{name}".')
         try:
             raw = parse_arguments(arguments)
@@ -468,185 +373,7 @@ class Runtime:
                 f'"{name}" answers this call itself without running anything, so no '
                 "permission is needed."
             )
-        return self.permissions.decide(name, resolution, entry.tool.traits)
-
-    def _provide_services(self) -> None:
-        """Everything a tool's constructor may ask for, by type."""
-        for instance in (
-            self,
-            self.env,
-            self.workspace,
-            self.config,
-            self.events,
-            self.registry,
-            *(getattr(self.config, name) for name in type(self.config).model_fields),
-        ):
-            self.services.provide(instance)
-        self.services.provide(self.env, ExecEnv)
-        self.services.provide(self.permissions.control)  # Bash finds commands naming them
-
-    def _wire_files(self) -> None:
-        """The file tools' shared memory of what was read and written (stale-read guard)."""
-        from deftly.features.files.tracker import FileTracker
-
-        tracker = FileTracker(self.config.files.stale_hash_max_bytes)
-        self.services.provide(tracker)
-        self.permissions.seen_files = tracker.get  # a file this session saw may change
-
-    async def _wire_shell(self) -> None:
-        """Background tasks for Bash: one manager per runtime, its logs in the session
-        directory (readable by the file tools), every task stopped on close."""
-        tasks = BackgroundTasks(
-            self.env,
-            self.config.shell,
-            self.session_dir / "tasks",
-            workspace=self.workspace,
-            events=self.events,
-            background=self.background,
-        )
-        self.diagnostics.extend(await tasks.check())
-        self.workspace.add_directory(tasks.log_dir)
-        self.services.provide(tasks)
-        self.on_close(tasks.close)
-        forget = self.executor.add_notice_source(tasks)  # endings ride on the next result
-
-        async def stop_notices() -> None:
-            forget()
-
-        self.on_close(stop_notices)
-
-    def _activate_tools(self) -> None:
-        contributions: list[ToolContribution] = []
-        for extra in self._extra_tools:
-            if isinstance(extra, BaseTool):
-                self.registry.register(extra, source="user")
-            else:
-                contributions.append(self._as_contribution(extra, "Runtime(tools=...)"))
-        for path in self.config.tools.load:
-            with self._diagnosing(f"[tools] load {path!r}"):
-                contributions.append(load_tool_path(path))
-        if self._builtins:
-            contributions.extend(builtin_contributions())
-        if self._plugins:
-            contributions.extend(entry_point_contributions(self.diagnostics))
-        self._contributions = contributions
-        activation = Activation(
-            self.registry,
-            self.services,
-            self.env.capabilities,
-            self.profile,
-            self.policy,
-            self.diagnostics,
-        )
-        activation.activate(contributions)
-        self._check_patterns()
-
-    async def _wire_mcp(self) -> None:
-        """Mount the configured MCP servers (closed with the runtime) and set up deferred
-        disclosure: `select_tools`, its executor guard, and `model_tools()`."""
-        mcp = self.config.mcp
-        if not hasattr(self, "disclosure"):  # kept across close() and start() again
-            self.disclosure = DeferredTools(
-                self.registry,
-                self._is_switched_on,
-                enabled=mcp.select_tools,
-                defer_mcp=mcp.defer_mcp_tools,
-            )
-            self.executor.guards.append(self.disclosure.guard)
-            self.executor.missing.append(self.disclosure.describe_missing)
-            # late binding: start() after close() builds a new manager
-            self.executor.missing.append(lambda name: self.mcp.describe_missing(name))  # noqa: PLW0108
-        self.services.provide(self.disclosure)
-        self.mcp = McpManager(
-            self.workspace_path,
-            mcp,
-            self.registry,
-            events=self.events,
-            diagnostics=self.diagnostics,
-            max_text=self.config.output.max_chars,
-            disclosure="deferred" if mcp.select_tools and mcp.defer_mcp_tools else "inline",
-        )
-        self.services.provide(self.mcp)
-        self.on_close(self.mcp.close)
-        # An untrusted workspace's own mcp.json is not read: its commands would run now.
-        specs, self.mcp.invalid = load_specs(
-            self.workspace_path, mcp, self.diagnostics, trusted_workspace=self.trusted
-        )
-        if self.mcp_for is not None:
-            specs = servers_for(specs, self.mcp_for)
-        await self.mcp.start(specs)
-
-    def add_mcp_config(self, path: str | Path) -> None:
-        """Mount the servers of one more mcp.json file too (call before `start()`)."""
-        mcp = self.config.mcp
-        files = [*mcp.config_files, str(Path(path).expanduser().resolve())]
-        self.config = self.config.model_copy(
-            update={"mcp": mcp.model_copy(update={"config_files": files})}
-        )
-
-    def model_tools(self) -> ModelTools[ToolInfo]:
-        """The tools an agent loop should send with its next model request, plus the
-        deferred-tool announcement to add to the conversation (None when nothing changed)."""
-        return self.disclosure.shape(self.tools(), lambda info: info.name)
-
-    def _as_contribution(self, extra: ExtraTool, origin: str) -> ToolContribution:
-        if isinstance(extra, ToolContribution):
-            return extra
-        if isinstance(extra, str):
-            return load_tool_path(extra)
-        if isinstance(extra, type) and issubclass(extra, BaseTool):
-            return ToolContribution.of(extra, source="user", origin=origin)
-        raise ToolLoadError(f"{origin}: {extra!r} is not a tool, a tool class or a tool path")
-
-    @contextlib.contextmanager
-    def _diagnosing(self, source: str) -> Any:
-        try:
-            yield
-        except ToolLoadError as exc:
-            self.diagnostics.append(Diagnostic("error", source, str(exc)))
-
-    def _check_patterns(self) -> None:
-        known = known_names(self._contributions, self.registry)
-        fields = (
-            ("[tools] enabled", self.config.tools.enabled),
-            ("[tools] disabled", self.config.tools.disabled),
-        )
-        for field_name, patterns in fields:
-            for issue in find_inactive_patterns(patterns, known.__contains__):
-                self.diagnostics.append(
-                    Diagnostic("warning", field_name, issue.message("the configuration"))
-                )
-
-    async def _check_rules(self) -> None:
-        """Rules that can match nothing are warnings; a rule's failing example stops the
-        start (checked through the tools' own matchers, so only now)."""
-        known = known_names(self._contributions, self.registry)
-        try:
-            self.diagnostics += await check_rules(self.permissions.rules, self.registry, known)
-        except ConfigError:
-            await self.close()
-            raise
-
-    def _is_switched_on(self, name: str, source: Source) -> bool:
-        return self.policy.is_active(name, source) and self.profile.policy.is_active(name, source)
-
-    @staticmethod
-    def _switched_off_text(name: str) -> str:
-        return (
-            f'Tool "{name}" is switched off by the tool policy ([tools] enabled/disabled or the '
-            "profile). Use another tool, or ask the user to enable it."
-        )
-
-    def _policy_guard(self, call: ToolCall, entry: RegisteredTool) -> str | None:
-        if self._is_switched_on(entry.name, entry.source):
-            return None
-        return self._switched_off_text(entry.name)
-
-    def _describe_switched_off(self, name: str) -> str | None:
-        for contribution in self._contributions:
-            if contribution.name == name and not self._is_switched_on(name, contribution.source):
-                return self._switched_off_text(name)
-        return None
+        return self._session.permissions.decide(name, resolution, entry.tool.traits)
 
     # -- tools ---------------------------------------------------------------------------
 
@@ -654,7 +381,7 @@ class Runtime:
         self, tool: BaseTool, *, source: Source = "user", disclosure: Disclosure = "inline"
     ) -> Callable[[], None]:
         """Add (or replace) a tool; returns a function that removes it again."""
-        return self.registry.register(tool, source=source, disclosure=disclosure)
+        return self._agent.registry.register(tool, source=source, disclosure=disclosure)
 
     def register_host_tool(
         self,
@@ -674,14 +401,23 @@ class Runtime:
         """The active tools, sorted by name."""
         return [
             ToolInfo(e.name, e.tool.description, e.tool.parameters, e.source, e.disclosure)
-            for e in self.registry.entries()
-            if self._is_switched_on(e.name, e.source)
+            for e in self._agent.registry.entries()
+            if self._agent.is_switched_on(e.name, e.source)
         ]
+
+    def model_tools(self) -> ModelTools[ToolInfo]:
+        """The tools an agent loop should send with its next model request, plus the
+        deferred-tool announcement to add to the conversation (None when nothing changed)."""
+        deferred = self._agent.services.find(DeferredTools)
+        if deferred is None:
+            return ModelTools(self.tools(), None)
+        return deferred.shape(self.tools(), lambda info: info.name)
 
     # -- calling -------------------------------------------------------------------------
 
     def subscribe(self, listener: EventListener) -> Callable[[], None]:
-        return self.events.subscribe(listener)
+        """Deliver every event of the session (calls, progress, notices) to `listener`."""
+        return self._session.events.subscribe(listener)
 
     async def call(
         self,
@@ -706,7 +442,9 @@ class Runtime:
         """Run calls as one batch; results come back in the order given."""
         if not self._started:
             await self.start()
-        return await self.executor.run_batch([self._as_call(c) for c in calls], cancel=cancel)
+        return await self._agent.executor.run_batch(
+            [self._as_call(c) for c in calls], cancel=cancel
+        )
 
     def _next_id(self) -> str:
         return f"call_{next(self._call_ids)}"
@@ -717,3 +455,43 @@ class Runtime:
         return ToolCall(
             str(call.get("id") or self._next_id()), str(call.get("name", "")), call.get("arguments")
         )
+
+
+def _decide_trust(trust: bool | None, workspace: Path, home: Path) -> tuple[bool, str | None]:
+    """Whether the workspace's own config may run programs and widen permissions:
+    `trust` when given, else whether the user recorded the folder (`deftly trust`); and
+    the trust record's problem, if it could not be read."""
+    if trust is not None:
+        return trust, None
+    store = TrustStore(home)
+    trusted = store.is_trusted(workspace)
+    return trusted, store.problem
+
+
+def _load_config(
+    config: DeftlyConfig | Mapping[str, Any] | None,
+    workspace: Path,
+    trusted: bool,
+    tables: FeatureTables,
+) -> LoadedConfig:
+    if isinstance(config, DeftlyConfig):
+        return LoadedConfig(config)
+    if config is not None:
+        return LoadedConfig(parse_config(config, "the configuration passed to Runtime", tables))
+    return load_config(workspace, trusted=trusted, tables=tables)
+
+
+__all__ = ["Runtime", "ToolInfo"]
+
+
+def _workspace_dir(env: ExecEnv, workspace: str | Path) -> Path:
+    """The workspace as `env` names it: absolute, its links resolved (through the env's
+    probe, so a rooted env's `/workspace` is one), and checked to be a directory there."""
+    path = real_path(os.path.abspath(os.path.expanduser(workspace)), env.path_probe())
+    try:
+        is_dir = env.stat(path).is_dir()
+    except OSError:
+        is_dir = False
+    if not is_dir:
+        raise ConfigError(f"The workspace {path} is not a directory.")
+    return path

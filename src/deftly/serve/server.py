@@ -62,7 +62,10 @@ class ServedTool(Protocol):
 class ToolHost(Protocol):
     """What the server needs from a runtime (the mcp layer does not import the runtime)."""
 
-    registry: ToolRegistry
+    @property
+    def registry(self) -> ToolRegistry:
+        """The tools behind `tools()` (for their traits and annotations)."""
+        ...
 
     def tools(self) -> Sequence[ServedTool]: ...
 

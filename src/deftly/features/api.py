@@ -1,0 +1,219 @@
+"""What a feature is: one capability in one folder, and the contexts the runtime gives it.
+
+A feature declares its name, its tools (one `ToolContribution` per `<tool>.py` +
+`<tool>.md` in its folder), optionally its config section, and two lifecycle steps:
+
+- `start_session(ctx: SessionContext)`: session-wide services (a file tracker,
+  background tasks, MCP connections, a skill service), offered by type in
+  `ctx.services`, shared by every agent of the session;
+- `start_agent(ctx: AgentContext)`: one agent's services, hooks, executor guards,
+  injection sources and state (plan mode), in that agent's scope.
+
+Both register what must be undone with `ctx.on_close(...)`; closing runs it newest
+first, and a restart runs both steps again on fresh scopes. A feature is handed typed
+contexts, never the runtime: what it may touch is what the context offers. A feature
+that needs another feature's service asks for a small protocol (declared in a lower
+layer or in the providing feature's public module) by type through the scope.
+
+Every feature may import this module; a feature never imports another feature.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Collection, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import ClassVar
+
+from deftly.config.base import Section
+from deftly.config.model import DeftlyConfig
+from deftly.contract.diagnostics import Diagnostic
+from deftly.contract.identity import Identity
+from deftly.env.base import ExecEnv
+from deftly.execution.events import EventBus
+from deftly.execution.executor import Executor, Guard, MissingDescriber
+from deftly.execution.hooks import AfterHook, BeforeHook, HookChain
+from deftly.execution.notices import NoticeSource
+from deftly.execution.permission_gate import PermissionGate
+from deftly.policy.paths import Workspace
+from deftly.policy.permissions import Mode, PermissionEngine
+from deftly.registry.contribution import ToolContribution
+from deftly.registry.registry import Source, ToolRegistry
+from deftly.registry.services import Services
+from deftly.session.injections import Injections
+from deftly.session.store import StateStore
+
+log = logging.getLogger(__name__)
+
+Closer = Callable[[], Awaitable[None]]
+"""Undoes what a lifecycle step did (stops a process, removes a hook...)."""
+
+
+class Closers:
+    """A stack of close callbacks, run newest first; one that fails is logged and the rest
+    still run."""
+
+    def __init__(self) -> None:
+        self._stack: list[Closer] = []
+
+    def add(self, closer: Closer) -> None:
+        """Run `closer` at the next `close_all()`."""
+        self._stack.append(closer)
+
+    def add_sync(self, undo: Callable[[], object]) -> None:
+        """Run a plain function (a hook's remover, say) at the next `close_all()`."""
+
+        async def run() -> None:
+            undo()
+
+        self._stack.append(run)
+
+    async def close_all(self) -> None:
+        """Run every callback, newest first, and forget them."""
+        while self._stack:
+            closer = self._stack.pop()
+            try:
+                await closer()
+            except Exception:
+                log.exception("error while closing")
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """What the host said about how it will use the runtime (set before `start()`)."""
+
+    background: bool = True
+    """Whether work may go on after a call returns (background shell tasks)."""
+    only_tools: frozenset[str] | None = None
+    """The only tools the caller will call (None: any), so a feature may start less (the
+    MCP feature starts only the servers of these tools)."""
+    plugins: bool = True
+    """Whether installed packages may contribute (tools, skills)."""
+
+
+@dataclass(eq=False)
+class SessionContext:
+    """What a feature's session step may use: one session of one workspace."""
+
+    config: DeftlyConfig
+    env: ExecEnv
+    workspace: Workspace
+    """The path policy; a feature may add directories to it (its logs, its roots)."""
+    session_id: str
+    session_dir: Path
+    """The session directory on this machine (claimed while the session is open)."""
+    session_area: Path
+    """The same directory as the environment sees it: put files the model may read
+    back through the env (logs, spill files) here."""
+    events: EventBus
+    services: Services
+    """The session scope: what is provided here is shared by every agent."""
+    registry: ToolRegistry
+    """Tools mounted once per session (MCP): every agent's registry layers over it."""
+    permissions: PermissionEngine
+    """The session's permission engine (mode, rules, session approvals)."""
+    diagnostics: list[Diagnostic]
+    trusted: bool
+    """Whether the workspace's own config may run programs and widen permissions."""
+    options: RunOptions
+    closers: Closers = field(default_factory=Closers)
+    store: StateStore = field(default_factory=lambda: StateStore(None))
+    """The session's state store: what a feature keeps here (`store.slot(key, Model)`)
+    outlives the process, and a resumed session (`Runtime(session_id=...)`) reads it back."""
+
+    @property
+    def workspace_path(self) -> Path:
+        """The workspace's root directory."""
+        return self.workspace.root
+
+    def on_close(self, closer: Closer) -> None:
+        """Run `closer` when the session scope closes (newest first)."""
+        self.closers.add(closer)
+
+    def config_section(self, model: type[Section]) -> Section | None:
+        """The section of `model`'s type in the configuration, if it has one."""
+        for name in type(self.config).model_fields:
+            value = getattr(self.config, name)
+            if isinstance(value, model):
+                return value
+        return None
+
+
+@dataclass(eq=False)
+class AgentContext:
+    """What a feature's agent step may use: one agent of the session."""
+
+    session: SessionContext
+    identity: Identity
+    services: Services
+    """The agent scope (its parent is the session scope)."""
+    registry: ToolRegistry
+    before_hooks: HookChain[BeforeHook]
+    after_hooks: HookChain[AfterHook]
+    gate: PermissionGate
+    """This agent's permission gate (its grants are this agent's)."""
+    injections: Injections
+    """What this agent's model must hear at its next turn."""
+    is_switched_on: Callable[[str, Source], bool]
+    """Whether the tool policy and this agent's profile let a tool be used."""
+    executor: Executor = field(repr=False)
+    closers: Closers = field(default_factory=Closers)
+
+    @property
+    def agent_id(self) -> str:
+        """This agent's id (`"main"` for a session's first agent)."""
+        return self.identity.agent_id
+
+    @property
+    def mode(self) -> Mode:
+        """The session's permission mode now."""
+        return self.session.permissions.mode
+
+    def on_close(self, closer: Closer) -> None:
+        """Run `closer` when this agent scope closes (newest first)."""
+        self.closers.add(closer)
+
+    def add_guard(self, guard: Guard) -> None:
+        """Ask `guard` in every call's preflight (a refusal text, or None); removed at close."""
+        self.executor.guards.append(guard)
+        self.closers.add_sync(lambda: _discard(self.executor.guards, guard))
+
+    def add_missing(self, describer: MissingDescriber) -> None:
+        """Let `describer` explain an unknown tool name; removed at close."""
+        self.executor.missing.append(describer)
+        self.closers.add_sync(lambda: _discard(self.executor.missing, describer))
+
+    def add_notice_source(self, source: NoticeSource) -> None:
+        """Let `source`'s notices reach this agent's model on its next result; removed at
+        close."""
+        self.closers.add_sync(self.executor.add_notice_source(source))
+
+
+def _discard(items: list[object] | list[Guard] | list[MissingDescriber], item: object) -> None:
+    if item in items:
+        items.remove(item)  # type: ignore[arg-type]
+
+
+class Feature:
+    """One capability. Subclass it in `<name>/feature.py`, override what the feature
+    needs, and add the instance to `deftly.features.BUILTIN_FEATURES` (or pass it in
+    `Runtime(features=...)`)."""
+
+    name: ClassVar[str] = ""
+    contributions: ClassVar[Sequence[ToolContribution]] = ()
+    """The feature's tools, one contribution per `<tool>.py` + `<tool>.md`."""
+    config_tables: ClassVar[dict[str, type[Section]]] = {}
+    """Config tables this feature brings (table name -> its model), validated by the
+    loader and read with `DeftlyConfig.section(model)`."""
+
+    async def start_session(self, ctx: SessionContext) -> None:
+        """Provide session-wide services in `ctx.services` (default: nothing)."""
+
+    async def start_agent(self, ctx: AgentContext) -> None:
+        """Provide one agent's services, hooks and guards (default: nothing)."""
+
+
+def feature_contributions(features: Collection[Feature]) -> list[ToolContribution]:
+    """Every tool of `features`, in their order."""
+    return [contribution for feature in features for contribution in feature.contributions]
