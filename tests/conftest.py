@@ -10,7 +10,8 @@ command line, `LocalEnv` itself) are skipped there.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Callable
+import shutil
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,9 @@ import pytest
 
 from deftly import Runtime
 from tests.rooted.harness import ENV_OPTION, ENV_VARIABLE, ENVS, VIRTUAL_ROOT, virtual_path_type
+
+HOST_LEAK_MARKS = (VIRTUAL_ROOT, "/var/lib/deftly")
+"""Virtual places of the rooted run that must never appear on this machine."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -50,6 +54,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def test_env(request: pytest.FixtureRequest) -> str:
     """The env the tools' tests run through: "local" or "rooted"."""
     return str(request.config.getoption(ENV_OPTION))
+
+
+@pytest.fixture(autouse=True)
+def no_virtual_paths_on_the_host(test_env: str) -> Iterator[None]:
+    """In the rooted run, a test whose host-side code used a virtual path as a host one
+    (and so made `/workspace` or `/var/lib/deftly` on this machine) fails, and what it
+    made is removed."""
+    if test_env != "rooted":
+        yield
+        return
+    present = [place for place in HOST_LEAK_MARKS if os.path.lexists(place)]
+    if present:
+        pytest.fail(f"remove {', '.join(present)} from this machine before the rooted run")
+    yield
+    leaked = [place for place in HOST_LEAK_MARKS if os.path.lexists(place)]
+    for place in leaked:
+        shutil.rmtree(place, ignore_errors=True)
+    if leaked:
+        pytest.fail(f"host-side code used a virtual path on this machine: made {leaked}")
 
 
 @pytest.fixture(autouse=True)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from deftly.env import PathChanged
 from deftly.env.rooted import Mount, MountTable, RootedEnv
 from deftly.policy.paths import Workspace
 
@@ -167,3 +168,25 @@ def test_the_session_area_is_mounted_once(env: RootedEnv, tmp_path: Path) -> Non
     assert area == Path("/var/lib/deftly/sessions/abc") and env.session_area(local) == area
     env.write_atomic(area / "spill.txt", b"long output")
     assert (local / "spill.txt").read_bytes() == b"long output"
+
+
+def test_a_checked_path_is_never_re_resolved_through_a_swapped_link(
+    env: RootedEnv, host: Path
+) -> None:
+    # The policy checked /workspace/a/b (no links). A directory on the way swapped for a
+    # link to a folder the view also shows must be refused, not followed.
+    (host / "ws" / "a").mkdir()
+    (host / "ws" / "elsewhere").mkdir()
+    (host / "ws" / "elsewhere" / "old.txt").write_text("not this one")
+    os.rename(host / "ws" / "a", host / "ws" / "a.moved")
+    os.symlink("elsewhere", host / "ws" / "a")  # the same place in the view and on the host
+    with pytest.raises(PathChanged):
+        env.make_dirs(Path("/workspace/a/b"), pinned=True)
+    with pytest.raises(PathChanged):
+        env.write_atomic(Path("/workspace/a/new.txt"), b"x", pinned=True)
+    with pytest.raises(PathChanged):
+        env.open_read(Path("/workspace/a/old.txt"), pinned=True)
+    with pytest.raises(PathChanged):
+        env.append(Path("/workspace/a/old.txt"), b"x", pinned=True)
+    assert [p.name for p in (host / "ws" / "elsewhere").iterdir()] == ["old.txt"]
+    assert (host / "ws" / "elsewhere" / "old.txt").read_text() == "not this one"

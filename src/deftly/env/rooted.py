@@ -253,10 +253,28 @@ class MountTable:
     def writable_real(self, path: str | os.PathLike[str], *, follow_last: bool = True) -> str:
         """`real`, refused (EROFS) where the mount is read-only."""
         resolved = self.resolve(path, follow_last=follow_last)
-        mount = self.mount_of(resolved)
+        self._refuse_read_only(resolved, path)
+        return self.real(resolved, follow_last=False)
+
+    def pinned_real(self, path: str | os.PathLike[str], *, write: bool = False) -> str:
+        """The real path of a path the policy checked (it has no links, so it is mapped
+        as written: a link swapped in since is then refused by the pinned local call,
+        never followed). FileNotFoundError outside every mount; EROFS for a write to a
+        read-only mount."""
+        text = _normal(path)
+        if write:
+            self._refuse_read_only(text, path)
+        real = self.real_of(text)
+        if real is None:
+            raise FileNotFoundError(
+                errno.ENOENT, "no such file in the rooted environment", os.fspath(path)
+            )
+        return real
+
+    def _refuse_read_only(self, virtual: str, path: str | os.PathLike[str]) -> None:
+        mount = self.mount_of(virtual)
         if mount is not None and not mount.writable:
             raise OSError(errno.EROFS, "read-only in the rooted environment", os.fspath(path))
-        return self.real(resolved, follow_last=False)
 
 
 class RootedProbe:
@@ -482,9 +500,12 @@ class RootedEnv(ExecEnv):
             return FileStat.of(os.lstat(self.table.real(resolved, follow_last=False)))
 
     def open_read(self, path: Path, *, pinned: bool = False) -> io.BufferedIOBase:
-        """See `ExecEnv.open_read` (always opened pinned: the real path has no links)."""
+        """See `ExecEnv.open_read`. A path not `pinned` has its links followed in the view
+        first; either way the real path has none, so it is opened pinned (a link swapped
+        in meanwhile is refused, never followed out of the view)."""
         with _virtual_errors(path):
-            return self.inner.open_read(Path(self.table.real(path)), pinned=True)
+            real = self.table.pinned_real(path) if pinned else self.table.real(path)
+            return self.inner.open_read(Path(real), pinned=True)
 
     def stat_handle(self, handle: io.BufferedIOBase) -> FileStat:
         """See `ExecEnv.stat_handle`."""
@@ -496,7 +517,10 @@ class RootedEnv(ExecEnv):
         """See `ExecEnv.write_atomic`: the folder is resolved in the view; a link in the
         last place is replaced, as locally."""
         with _virtual_errors(path):
-            real = self.table.writable_real(path, follow_last=False)
+            if pinned:
+                real = self.table.pinned_real(path, write=True)
+            else:
+                real = self.table.writable_real(path, follow_last=False)
             self.inner.write_atomic(Path(real), data, mode=mode, pinned=pinned)
 
     def keep_scratch_journal(self, directory: Path) -> list[Path]:
@@ -506,7 +530,12 @@ class RootedEnv(ExecEnv):
     def append(self, path: Path, data: bytes, *, pinned: bool = False) -> None:
         """See `ExecEnv.append`."""
         with _virtual_errors(path):
-            self.inner.append(Path(self.table.writable_real(path)), data, pinned=True)
+            real = (
+                self.table.pinned_real(path, write=True)
+                if pinned
+                else self.table.writable_real(path)
+            )
+            self.inner.append(Path(real), data, pinned=True)
 
     def open_append(self, path: Path) -> BinaryIO:
         """See `ExecEnv.open_append`."""
@@ -516,8 +545,11 @@ class RootedEnv(ExecEnv):
     def make_dirs(self, path: Path, *, pinned: bool = False, private: bool = False) -> None:
         """See `ExecEnv.make_dirs`."""
         with _virtual_errors(path):
-            real = Path(self.table.writable_real(path))
-            self.inner.make_dirs(real, pinned=pinned, private=private)
+            if pinned:
+                real = self.table.pinned_real(path, write=True)
+            else:
+                real = self.table.writable_real(path)
+            self.inner.make_dirs(Path(real), pinned=True, private=private)
 
     def scandir(self, path: Path) -> Iterator[DirEntryInfo]:
         """See `ExecEnv.scandir`: entries named in the view."""
