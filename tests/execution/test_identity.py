@@ -148,3 +148,23 @@ async def test_the_permission_gates_notice_names_the_call_it_decided(tmp_path: P
     assert result.text == "ok"
     assert [n.kind for n in notices] == ["permission"]
     assert notices[0].identity == Identity("s-1", "child-1", "turn-2")
+
+
+async def test_a_failing_external_hooks_notice_names_the_call(tmp_path: Path) -> None:
+    from deftly.execution.external_hooks import CommandHook, ExternalHooks
+
+    contexts: list[ToolContext] = []
+    run = executor(tmp_path, WorkTool("Work", reporting(contexts)), identity=CHILD)
+    hooks = ExternalHooks(
+        [CommandHook("PreToolUse", "exit 1"), CommandHook("PostToolUse", "exit 1")],
+        workspace=tmp_path,
+        session_id="s-1",
+        events=run.events,
+    )
+    hooks.install(run.before, run.after)
+    notices: list[RuntimeNotice] = []
+    run.events.subscribe(lambda e: notices.append(e) if isinstance(e, RuntimeNotice) else None)
+    [result] = await run.run_batch(calls("Work"), turn_id="turn-3")
+    assert result.text == "ok"  # a failing hook does not block
+    assert len(notices) == 2
+    assert {n.identity for n in notices} == {Identity("s-1", "child-1", "turn-3")}

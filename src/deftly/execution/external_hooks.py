@@ -34,6 +34,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from deftly.contract.identity import Identity
 from deftly.contract.result import ToolResult, output_text
 from deftly.contract.tool import CancelToken
 from deftly.execution.calls import Outcome
@@ -153,7 +154,7 @@ class ExternalHooks:
         if not hooks:
             return None
         payload = self._payload("PreToolUse", ctx.call.name, ctx.call.id, ctx.args)
-        outcomes = await self.run_all(hooks, payload, ctx.cancel)
+        outcomes = await self.run_all(hooks, payload, ctx.cancel, identity=ctx.identity)
         for outcome in outcomes:
             if outcome.blocked:
                 return Veto(
@@ -176,7 +177,7 @@ class ExternalHooks:
             "is_error": ctx.result.is_error,
             "truncated": len(text) > RESPONSE_CHARS,
         }
-        outcomes = await self.run_all(hooks, payload, None)
+        outcomes = await self.run_all(hooks, payload, None, identity=ctx.identity)
         reasons = [o.reason for o in outcomes if o.blocked and o.reason]
         if not reasons:
             return None
@@ -200,12 +201,18 @@ class ExternalHooks:
         }
 
     async def run_all(
-        self, hooks: Sequence[CommandHook], payload: Mapping[str, Any], cancel: CancelToken | None
+        self,
+        hooks: Sequence[CommandHook],
+        payload: Mapping[str, Any],
+        cancel: CancelToken | None,
+        *,
+        identity: Identity | None = None,
     ) -> list[HookOutcome]:
-        """Run hooks in parallel; outcomes in the order the hooks were given."""
+        """Run hooks in parallel; outcomes in the order the hooks were given. A failure's
+        notice carries `identity` (the call's)."""
         outcomes = await asyncio.gather(*(self.run(h, payload, cancel) for h in hooks))
         for outcome in outcomes:
-            self._report(outcome)
+            self._report(outcome, identity or Identity())
         return list(outcomes)
 
     async def run(
@@ -262,13 +269,13 @@ class ExternalHooks:
             )
         return interpret(hook, proc.returncode, stdout, stderr)
 
-    def _report(self, outcome: HookOutcome) -> None:
+    def _report(self, outcome: HookOutcome, identity: Identity) -> None:
         if outcome.status in ("ok", "blocked", "cancelled"):
             return
         effect = "the call went ahead" if outcome.hook.event == "PreToolUse" else "ignored"
         message = f"{outcome.hook.label} {outcome.reason} ({effect})"
         log.warning("%s", message)
-        self.events.emit(RuntimeNotice(NOTICE_KIND, message, outcome))
+        self.events.emit(RuntimeNotice(NOTICE_KIND, message, outcome, identity))
 
 
 def interpret(hook: CommandHook, code: int | None, stdout: str, stderr: str) -> HookOutcome:
