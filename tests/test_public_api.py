@@ -12,12 +12,16 @@ What counts as public, for the docstring check (decided here, once, for the whol
 - not needed: dunder methods such as `__init__` (the class's docstring says what it is
   for), `@overload` stubs (the implementation carries it), dataclass/pydantic fields, and
   an override of a method its base class documents (`help()` shows the inherited one, so
-  `inspect.getdoc` finds it).
+  `inspect.getdoc` finds it), and the class docstring of a tool's `params` model and of
+  the models its fields use (pydantic would send it to the model as the schema's
+  `description`, changing what the model reads; the tool's `.md` and the fields'
+  descriptions say it).
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import inspect
 import re
@@ -27,6 +31,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import get_args
+
+from pydantic import BaseModel
 
 import deftly
 
@@ -114,6 +121,7 @@ def test_the_top_level_has_the_tool_contract_events_errors_and_env() -> None:
         and name not in {"EventBus"}
     }  # fmt: skip
     assert "DeftlyError" in error_types and "ToolCallStarted" in event_types
+    assert error_types <= set(deftly.__all__), sorted(error_types - set(deftly.__all__))
     assert event_types <= set(deftly.__all__), sorted(event_types - set(deftly.__all__))
     # The display kinds a tool writer can return.
     from deftly.contract import display
@@ -247,12 +255,46 @@ def _module_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
             yield node
 
 
+def _runtime_class(module: str, qualified: list[str]) -> type | None:
+    value: object = importlib.import_module(module)
+    for part in qualified:
+        value = getattr(value, part, None)
+    return value if isinstance(value, type) else None
+
+
+def _models_in(annotation: object) -> Iterator[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        yield annotation
+    for argument in get_args(annotation):
+        yield from _models_in(argument)
+
+
+@functools.cache
+def _schema_models(module: str) -> set[type]:
+    """The pydantic models of `module` whose docstring a model would be sent: a tool's
+    `params` and every model its fields use (pydantic makes a model's docstring the
+    `description` of its part of the JSON schema; the tool's .md and the field descriptions
+    are what the model should read)."""
+    found: set[type] = set()
+    pending = [
+        value.params
+        for value in vars(importlib.import_module(module)).values()
+        if isinstance(value, type) and isinstance(getattr(value, "params", None), type)
+    ]
+    while pending:
+        model = pending.pop()
+        if not issubclass(model, BaseModel) or model in found:
+            continue
+        found.add(model)
+        for info in model.model_fields.values():
+            pending.extend(_models_in(info.annotation))
+    return found
+
+
 def _inherits_a_docstring(module: str, owner: list[str], name: str) -> bool:
     """Whether a method without its own docstring overrides one its base class documents."""
-    value: object = importlib.import_module(module)
-    for part in owner:
-        value = getattr(value, part, None)
-    if not isinstance(value, type):
+    value = _runtime_class(module, owner)
+    if value is None:
         return False
     for base in value.__mro__[1:]:
         inherited = base.__dict__.get(name)
@@ -267,7 +309,8 @@ def _undocumented_in(path: Path, src: Path) -> Iterator[Undocumented]:
 
     def visit_class(node: ast.ClassDef, owner: list[str]) -> Iterator[Undocumented]:
         qualified = [*owner, node.name]
-        if ast.get_docstring(node) is None:
+        exempt = _runtime_class(module, qualified) in _schema_models(module)
+        if ast.get_docstring(node) is None and not exempt:
             yield Undocumented(path, node.lineno, ".".join(qualified))
         for child in node.body:
             if isinstance(child, ast.ClassDef) and not child.name.startswith("_"):
@@ -334,7 +377,17 @@ def test_the_docstring_check_finds_what_it_should(tmp_path: Path) -> None:
         "class Child(Base):\n"
         '    """A child."""\n'
         "    def run(self) -> None: ...\n"
-        "    def extra(self) -> None: ...\n",
+        "    def extra(self) -> None: ...\n"
+        "from pydantic import BaseModel\n"
+        "class Item(BaseModel):\n"
+        "    n: int\n"
+        "class Params(BaseModel):\n"
+        "    items: list[Item] | None = None\n"
+        "class Loose(BaseModel):\n"
+        "    n: int\n"
+        "class Counter:\n"
+        '    """A tool."""\n'
+        "    params = Params\n",
         encoding="utf-8",
     )
     sys.path.insert(0, str(tmp_path))
@@ -346,5 +399,5 @@ def test_the_docstring_check_finds_what_it_should(tmp_path: Path) -> None:
             del sys.modules[name]
     assert found == {
         "Shown", "Shown.bare", "Shown.size", "Shown.Inner", "Port", "Port.member", "f",
-        "guarded", "Child.extra",
+        "guarded", "Child.extra", "Loose",
     }  # fmt: skip
