@@ -38,11 +38,15 @@ mcp_app = typer.Typer(
 
 
 class Transport(StrEnum):
+    """How `deftly serve` talks to its client: stdio, or streamable HTTP on a port."""
+
     stdio = "stdio"
     http = "http"
 
 
 def instructions(runtime: Runtime) -> str:
+    """The server instructions an MCP client is given: which workspace the tools work in, and that
+    every call passes deftly's path policy and permission engine."""
     return (
         f"deftly's tools for the workspace {runtime.workspace_path}: read, edit, search and "
         "run there. Relative paths are relative to the workspace. Every call goes through "

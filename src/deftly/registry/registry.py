@@ -14,12 +14,16 @@ Disclosure: TypeAlias = Literal["inline", "deferred"]
 
 @dataclass(frozen=True, slots=True)
 class RegisteredTool:
+    """One registry entry: the tool, where it came from (built-in, plugin, user, MCP) and whether
+    its schema is listed inline or deferred."""
+
     tool: BaseTool
     source: Source = "builtin"
     disclosure: Disclosure = "inline"
 
     @property
     def name(self) -> str:
+        """The tool's name, the registry's key."""
         return self.tool.name
 
 

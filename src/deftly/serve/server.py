@@ -51,12 +51,22 @@ FLUSH_SECONDS = 2.0
 
 
 class ServedTool(Protocol):
+    """What the server lists of one tool: its name, description and input schema."""
+
     @property
-    def name(self) -> str: ...
+    def name(self) -> str:
+        """The tool's name in `tools/list`."""
+        ...
+
     @property
-    def description(self) -> str: ...
+    def description(self) -> str:
+        """The description the client's model reads."""
+        ...
+
     @property
-    def parameters(self) -> JsonSchema: ...
+    def parameters(self) -> JsonSchema:
+        """The JSON schema of the tool's arguments."""
+        ...
 
 
 class ToolHost(Protocol):
@@ -67,13 +77,21 @@ class ToolHost(Protocol):
         """The tools behind `tools()` (for their traits and annotations)."""
         ...
 
-    def tools(self) -> Sequence[ServedTool]: ...
+    def tools(self) -> Sequence[ServedTool]:
+        """The tools to list, in order."""
+        ...
 
     async def run_batch(
         self, calls: Sequence[ToolCall], *, cancel: CancelToken | None = None
-    ) -> list[CallResult]: ...
+    ) -> list[CallResult]:
+        """Run the calls through the executor (one per `tools/call`), stopping when `cancel`
+        fires."""
+        ...
 
-    def subscribe(self, listener: EventListener) -> Callable[[], None]: ...
+    def subscribe(self, listener: EventListener) -> Callable[[], None]:
+        """Listen to the runtime's events (progress, notices); returns the function that stops
+        it."""
+        ...
 
 
 def annotations_for(tool: BaseTool) -> mt.ToolAnnotations:
@@ -113,10 +131,13 @@ class CallChannel:
 
     @property
     def modern(self) -> bool:
+        """Whether the client speaks a protocol version (2026-07-28 or later) in which a question is
+        answered by retrying the call, not by a request back to the client."""
         return self.ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
 
     @property
     def can_elicit(self) -> bool:
+        """Whether this client can ask its user a question with a form, in its protocol version."""
         capabilities = self.ctx.session.client_capabilities
         elicitation = capabilities.elicitation if capabilities else None
         if elicitation is None:
@@ -128,6 +149,8 @@ class CallChannel:
     async def elicit(
         self, message: str, schema: dict[str, Any], patience: float
     ) -> mt.ElicitResult | None:
+        """Ask the client's user `message` with a form of `schema`: the answer, or None when nobody
+        answered within `patience` seconds or the call was cancelled."""
         if self.modern:
             self._asked += 1
             answer: asyncio.Future[mt.ElicitResult | None] = (
@@ -219,6 +242,8 @@ class ToolServer:
     # -- listing -------------------------------------------------------------------------
 
     def tool_definitions(self) -> list[mt.Tool]:
+        """`tools/list`: every tool of the runtime with its schema and MCP annotations, leaving out
+        the tools about the tool list (MCP clients do their own disclosure)."""
         out: list[mt.Tool] = []
         for info in self.host.tools():
             entry = self.host.registry.get(info.name)
