@@ -200,7 +200,7 @@ class _Collector:
             if text.startswith("./"):
                 text = text[2:]
             path = self.root / text
-            if may_hold_secrets(record) and secret_reason(path) is not None:
+            if may_hold_secrets(record) and secret_reason(path, self.workspace.probe) is not None:
                 self.secrets += 1
                 continue
             self.total += 1

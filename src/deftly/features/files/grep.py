@@ -424,7 +424,7 @@ class _Search:
         if raw_path == self._last_checked:
             return False
         if (strict or may_hold_secrets(raw_path)) and secret_reason(
-            os.fsdecode(raw_path)
+            os.fsdecode(raw_path), self.workspace.probe
         ) is not None:
             return True
         self._last_checked = raw_path
@@ -455,7 +455,9 @@ class _Search:
         if may_hold_secrets(b"\0".join(records)):
             kept = []
             for record in records:
-                if may_hold_secrets(record) and secret_reason(os.fsdecode(record)):
+                if may_hold_secrets(record) and secret_reason(
+                    os.fsdecode(record), self.workspace.probe
+                ):
                     self.secrets += 1
                 else:
                     kept.append(record)

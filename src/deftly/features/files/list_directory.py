@@ -18,6 +18,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from deftly.contract import ToolExecution, ToolResult, ToolTraits, describe
+from deftly.contract.fs import PathProbe
+from deftly.env.base import ExecEnv
 from deftly.features.files.common import shown_path
 from deftly.features.files.ripgrep import VCS_DIRS, RgRun, one_thread, run_rg
 from deftly.features.files.search import SearchTool
@@ -124,7 +126,7 @@ class ListDirectoryTool(SearchTool[ListDirectoryParams]):
         return self._result(args, root, tree, run)
 
     async def _collect(self, argv: list[str], root: Path, depth: int) -> tuple[_Tree, RgRun]:
-        tree = _Tree(root, depth)
+        tree = _Tree(root, depth, self.env, self.workspace.probe)
         run = await run_rg(
             self.env,
             argv,
@@ -183,8 +185,10 @@ class _Tree:
     """Files as rg lists them, placed into directories: opened down to `depth`, counted
     below it."""
 
-    def __init__(self, root: Path, depth: int):
+    def __init__(self, root: Path, depth: int, env: ExecEnv, probe: PathProbe):
         self.root = root
+        self.env = env
+        self.probe = probe
         self.depth = depth
         self.top = _Dir()
         self.secrets = 0
@@ -203,7 +207,7 @@ class _Tree:
                 self.stopped = True
                 return False
             text = os.fsdecode(record).removeprefix("./")
-            if check and secret_reason(self.root / text) is not None:
+            if check and secret_reason(self.root / text, self.probe) is not None:
                 self.secrets += 1
                 continue
             self._listed.append(text)
@@ -217,7 +221,7 @@ class _Tree:
 
     def _place(self, parts: list[str], path: Path) -> None:
         try:
-            size = path.lstat().st_size
+            size = self.env.lstat(path).st_size
         except OSError:
             size = 0
         node = self.top

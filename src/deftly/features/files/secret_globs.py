@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 from functools import cache
 
+from deftly.contract.fs import LOCAL_PROBE, PathProbe
 from deftly.policy.sensitive import private_key_reason, sensitive_reason
 
 ENV_TEMPLATES = ("example", "sample", "template", "dist")
@@ -117,11 +118,12 @@ def may_hold_secrets(blob: bytes) -> bool:
     return any(marker in low for marker in _MARKERS)
 
 
-def secret_reason(path: str | os.PathLike[str]) -> str | None:
+def secret_reason(path: str | os.PathLike[str], probe: PathProbe = LOCAL_PROBE) -> str | None:
     """Why a search result is a secret file, as Read would say: by name, and for a
     `*.pem` / `*.key` name by its first bytes (a certificate passes, a private key does
-    not). Only those two suffixes cost a read, of the header alone."""
-    return sensitive_reason(path) or private_key_reason(path)
+    not), read through `probe` (the env's). Only those two suffixes cost a read, of the
+    header alone."""
+    return sensitive_reason(path) or private_key_reason(path, probe)
 
 
 def glob_args(globs: tuple[str, ...]) -> list[str]:

@@ -88,7 +88,7 @@ def _path_problem(word: str, workspace: Workspace, cwd: Path, control: ControlFi
     path = os.path.normpath(os.path.join(cwd, word))
     if not workspace.contains(path):
         return f"{word} may name {path}, outside the workspace"
-    reason = sensitive_reason(path) or private_key_reason(path)
+    reason = sensitive_reason(path) or private_key_reason(path, workspace.probe)
     if reason is not None:
         return f"{word} is {reason}"
     if has_git_component(path):
