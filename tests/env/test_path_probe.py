@@ -170,3 +170,33 @@ def test_a_worktree_gitdir_file_is_read_through_the_probe(tmp_path: Path) -> Non
         Path(f"{VIRTUAL}/outside/gitdir"),
         Path(f"{VIRTUAL}/outside/common"),
     )
+
+
+def test_the_permission_engine_asks_git_and_headers_through_the_workspace_probe(
+    tmp_path: Path,
+) -> None:
+    from deftly.contract.accesses import FileAccess, Operation, WriteHow
+    from deftly.policy.permissions.engine import PermissionEngine
+
+    workspace, probe, real = virtual_workspace(tmp_path)
+    git = ["git", "-C", os.fspath(real / "ws")]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "src/app.py"], check=True)
+    subprocess.run(
+        [*git, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one"], check=True
+    )
+    engine = PermissionEngine(workspace)
+    tree = engine.git_tree()
+    assert tree is not None and tree.top == Path(f"{VIRTUAL}/ws")
+
+    def write(path: str) -> FileAccess:
+        return FileAccess(Operation.WRITE, path, how=WriteHow.REPLACE)
+
+    # Tracked and clean, as git (run through the probe) says: approved unasked.
+    assert engine._write_problem(write(f"{VIRTUAL}/ws/src/app.py")) is None
+    untracked = engine._write_problem(write(f"{VIRTUAL}/ws/cert.pem"))
+    assert untracked is not None and "not tracked by git" in untracked
+    # A private key found by the header the probe reads; git's directory by the probe's tree.
+    assert "private key" in (engine._protected_write(write(f"{VIRTUAL}/ws/deploy.pem")) or "")
+    assert ".git" in (engine._protected_write(write(f"{VIRTUAL}/ws/.git/config")) or "")
+    assert f"run git in {VIRTUAL}/ws" in probe.calls
