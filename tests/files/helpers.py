@@ -26,6 +26,12 @@ def body_lines(result: CallResult) -> list[str]:
     return [line.split("\t", 1)[1] for line in result.text.split("\n") if "\t" in line]
 
 
+def tool_path(path: Path) -> Path:
+    """`path` as the tools name it (in the env's view: `/workspace/...` in the rooted run),
+    for looking it up in what the runtime keeps (the file tracker)."""
+    return Path(str(path))
+
+
 def git_init(root: Path) -> None:
     """Make `root` a git work tree, so ripgrep honours its .gitignore."""
     if shutil.which("git"):

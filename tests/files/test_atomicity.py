@@ -17,7 +17,12 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import subprocess_env
+
+# Each writer is a child process with a local runtime of its own.
+pytestmark = pytest.mark.local_env
 
 LINE_A = "a" * 79 + "\n"
 LINE_B = "b" * 59 + "\n"

@@ -7,9 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from PIL import Image
 
 from tests.conftest import subprocess_env
+
+pytestmark = pytest.mark.local_env  # the deftly command runs the local env
 
 DEFTLY = str(Path(sys.executable).with_name("deftly"))
 

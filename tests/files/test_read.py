@@ -15,7 +15,7 @@ from deftly.env import LocalEnv
 from deftly.features.files.read import ReadParams, ReadTool
 from deftly.features.files.tracker import FileTracker
 from deftly.policy import Workspace
-from tests.files.helpers import body_lines, call
+from tests.files.helpers import body_lines, call, tool_path
 
 
 def reader(root: Path, **config: Any) -> ReadTool:
@@ -323,7 +323,7 @@ async def test_reading_stamps_the_file_for_the_stale_guard(rt: Runtime, workspac
     (workspace / "f.txt").write_text("x\n")
     await call(rt, "Read", {"path": "f.txt"})
     tracker = rt.service(FileTracker)
-    stamp = tracker.get((workspace / "f.txt").resolve())
+    stamp = tracker.get(tool_path((workspace / "f.txt").resolve()))
     assert stamp is not None and stamp.digest is not None and stamp.size == 2
 
 

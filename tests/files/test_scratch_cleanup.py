@@ -14,9 +14,14 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from deftly import Runtime
 from deftly.env.scratch import SUFFIX
 from tests.conftest import subprocess_env
+
+# The scratch journal is the local env's (a rooted env hands it to its local one).
+pytestmark = pytest.mark.local_env
 
 SIZE = 48 * 1024 * 1024
 

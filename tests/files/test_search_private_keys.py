@@ -81,6 +81,7 @@ async def test_grep_cannot_be_pointed_at_a_private_key(rt: Runtime, keys: Path) 
         assert "private key" in result.text
 
 
+@pytest.mark.local_env  # the deftly command runs the local env
 def test_cli_glob_and_grep_print_no_private_key(keys: Path) -> None:
     def run(name: str, args: dict[str, object]) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
