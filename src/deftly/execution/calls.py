@@ -24,6 +24,9 @@ class ToolCall:
 
 
 class ArgumentsParseError(ValueError):
+    """A call's raw arguments are not a JSON object (malformed, or another JSON value); the message
+    says what is wrong, for the model."""
+
     pass
 
 
@@ -103,6 +106,10 @@ def parse_arguments(raw: str | Mapping[str, Any] | object | None) -> object:
 
 
 class Outcome(StrEnum):
+    """How far a call got: it ran, or it stopped at preflight, at resolve, at a before-hook's veto,
+    by cancellation, with a result of its own from resolve (synthetic), or skipped after an
+    earlier call ended the batch."""
+
     EXECUTED = "executed"
     PREFLIGHT_REJECTED = "preflight-rejected"
     RESOLUTION_FAILED = "resolution-failed"
@@ -129,25 +136,31 @@ class CallResult:
 
     @property
     def output(self) -> str | list[Any]:
+        """The result's output: its text, or a list of its content parts."""
         out = self.result.output
         return out if isinstance(out, str) else list(out)
 
     @property
     def text(self) -> str:
+        """The result's text parts joined (what a person or a log reads)."""
         return output_text(self.result.output)
 
     @property
     def is_error(self) -> bool:
+        """Whether the call failed or was refused (the model is told it was an error)."""
         return self.result.is_error
 
     @property
     def note(self) -> str | None:
+        """The model-only status line of the result, if any."""
         return self.result.note
 
     @property
     def truncated(self) -> bool:
+        """Whether the output was cut or spilled to disk."""
         return self.result.truncated
 
     @property
     def delivery(self) -> str | None:
+        """Text an agent loop should add to the conversation (a loaded skill), if any."""
         return self.result.delivery

@@ -68,6 +68,9 @@ _KEEP_BYTES = 64 * 1024
 
 @dataclass(frozen=True, slots=True)
 class CommandHook:
+    """One configured external hook: the event it runs for, its shell command, the tool names it
+    matches, its timeout, and where it was configured."""
+
     event: HookEvent
     command: str
     matcher: str = ""
@@ -76,17 +79,23 @@ class CommandHook:
     """Where it was configured ("[hooks] PreToolUse #1 in /repo/.deftly/config.toml")."""
 
     def matches(self, tool: str) -> bool:
+        """Whether the hook runs for `tool` (an empty or `*` matcher runs for all; else the regular
+        expression must match the whole name)."""
         if self.matcher in ("", "*"):
             return True
         return re.fullmatch(self.matcher, tool) is not None
 
     @property
     def label(self) -> str:
+        """The hook for a message: its event and its command."""
         return f"{self.event} hook `{self.command}`"
 
 
 @dataclass(frozen=True, slots=True)
 class HookOutcome:
+    """How one hook run ended: ok, blocked (with its reason), failed, timed out or cancelled, with
+    its exit code and some of its output."""
+
     hook: CommandHook
     status: Status
     exit_code: int | None = None
@@ -97,6 +106,7 @@ class HookOutcome:
 
     @property
     def blocked(self) -> bool:
+        """Whether the hook blocked the call."""
         return self.status == "blocked"
 
 
@@ -123,6 +133,8 @@ class ExternalHooks:
     def install(
         self, before: HookChain[BeforeHook], after: HookChain[AfterHook]
     ) -> Callable[[], None]:
+        """Add the before- and after-hooks the configured commands need to the chains; returns the
+        function that removes them."""
         removers: list[Callable[[], None]] = []
         if any(h.event == "PreToolUse" for h in self.hooks):
             removers.append(
@@ -150,6 +162,8 @@ class ExternalHooks:
     # -- the two chain hooks -------------------------------------------------------------
 
     async def pre_tool_use(self, ctx: BeforeContext) -> Veto | None:
+        """Run the matching PreToolUse commands; the first that blocks vetoes the call with its
+        reason."""
         hooks = self.matching("PreToolUse", ctx.call.name)
         if not hooks:
             return None
@@ -165,6 +179,8 @@ class ExternalHooks:
         return None
 
     async def post_tool_use(self, ctx: AfterContext) -> ToolResult | None:
+        """Run the matching PostToolUse commands on a call that ran, giving them its result; what a
+        blocking one objects is added to the result's note for the model."""
         if ctx.outcome is not Outcome.EXECUTED:
             return None
         hooks = self.matching("PostToolUse", ctx.call.name)

@@ -21,6 +21,8 @@ def coerce_result(name: str, value: object) -> ToolResult:
 
 
 def normalize_result(name: str, result: ToolResult) -> ToolResult:
+    """The result made well-formed: an empty output says so, all-text parts become one string, and
+    an output that is not text or content parts becomes an error naming the tool's bug."""
     output = result.output
     if isinstance(output, str):
         normalized: str | list[ContentPart] = output if output else EMPTY_OUTPUT

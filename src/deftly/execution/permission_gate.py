@@ -68,9 +68,12 @@ class PermissionRecord:
     refused (nobody to ask), approved by approve_asks, approved by a grant."""
 
     def explain(self) -> str:
+        """The decision's story, link by link, and what came of the call."""
         return f"{self.decision.explain()}\n  result: {self.resolution}"
 
     def to_json(self) -> dict[str, Any]:
+        """The record as JSON (`--explain --json`): the call id, what came of it and the
+        decision."""
         return {"call_id": self.call_id, "resolution": self.resolution, **self.decision.to_json()}
 
 
@@ -96,6 +99,8 @@ class PermissionGate:
         again unless the rules changed in between."""
 
     def install(self, chain: HookChain[BeforeHook]) -> Callable[[], None]:
+        """Add the gate's two before-hooks to the chain (deny rules first, the approval last);
+        returns the function that removes both."""
         remove_check = chain.add("permissions.deny", self.check, order=HookOrder.PERMISSION_CHECK)
         remove_confirm = chain.add("permissions", self.confirm, order=HookOrder.APPROVAL)
 
@@ -106,6 +111,8 @@ class PermissionGate:
         return remove
 
     def decide(self, ctx: BeforeContext) -> PermissionDecision:
+        """The engine's decision for the call, skipping the deny rules when `check` just cleared
+        this call under the same rules."""
         checked = self._checked
         self._checked = None
         deny_checked = (
@@ -120,6 +127,7 @@ class PermissionGate:
     # -- the two hooks -------------------------------------------------------------------
 
     async def check(self, ctx: BeforeContext) -> Veto | None:
+        """First before-hook: veto a call a deny rule forbids, before any other hook runs."""
         self._checked = None
         decision = self.engine.denial(ctx.call.name, ctx.execution, ctx.tool.traits)
         if decision is None:
@@ -129,6 +137,8 @@ class PermissionGate:
         return Veto(ToolResult.error(deny_text(decision)))
 
     async def confirm(self, ctx: BeforeContext) -> Veto | Proceed:
+        """Last before-hook: approve, refuse, or ask a person (through the approver) and act on the
+        answer, remembering a session approval."""
         decision = self.decide(ctx)
         if decision.verdict is Verdict.DENY:
             self._announce(ctx, decision, "denied")
@@ -160,6 +170,8 @@ class PermissionGate:
     # -- asking --------------------------------------------------------------------------
 
     def request_for(self, ctx: BeforeContext, decision: PermissionDecision) -> ApprovalRequest:
+        """The approval request for the call: what it will do, its display (or its arguments), why
+        the engine asks, and the rules a session approval may remember."""
         execution = ctx.execution
         action = execution.description or f"Run {ctx.call.name}"
         display: Display = execution.display or GenericDisplay(
@@ -261,6 +273,7 @@ class PermissionGate:
 
 
 def deny_text(decision: PermissionDecision) -> str:
+    """What the model is told of a denied call: which rule denied it, and not to work around it."""
     rule = decision.rule
     where = f'the permission rule "{rule.text}" ({rule.origin})' if rule else "the permissions"
     return (
@@ -271,6 +284,8 @@ def deny_text(decision: PermissionDecision) -> str:
 
 
 def declined_text(ctx: BeforeContext, response: ApprovalResponse) -> str:
+    """What the model is told when a person declined the call, with their feedback if they gave
+    any."""
     action = ctx.execution.description
     head = f'The user declined to run "{ctx.call.name}"' + (f" ({action})" if action else "")
     feedback = (response.feedback or "").strip()

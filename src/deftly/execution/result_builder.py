@@ -16,6 +16,9 @@ _LINES = re.compile(r"[^\r\n]*(?:\r\n|\n|\r)|[^\r\n]+")
 
 
 class ResultBuilder:
+    """Collects streamed text up to a total and a per-line cap, marking each cut, and builds the
+    result from it."""
+
     def __init__(self, max_chars: int = 50_000, max_line_length: int | None = 2_000):
         if max_line_length is not None and max_line_length <= len(MARKER):
             raise ValueError(f"max_line_length must be longer than {len(MARKER)} characters")
@@ -30,10 +33,12 @@ class ResultBuilder:
 
     @property
     def full(self) -> bool:
+        """Whether no more text will be kept."""
         return self._full_marked or self.n_chars >= self.max_chars
 
     @property
     def text(self) -> str:
+        """The text kept so far, markers included."""
         return "".join(self._parts)
 
     def write(self, text: str) -> int:

@@ -122,10 +122,12 @@ class Scheduler:
 
     @property
     def running(self) -> int:
+        """How many submitted jobs are running now."""
         return self._active
 
     @property
     def pending(self) -> int:
+        """How many submitted jobs have not finished yet (running or waiting)."""
         return self._pending
 
     def submit(
