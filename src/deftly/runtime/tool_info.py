@@ -20,6 +20,8 @@ class ToolInfo:
     disclosure: Disclosure
 
     def to_json(self) -> dict[str, Any]:
+        """The tool as JSON for `deftly tools --json`: name, description, schema, source and
+        disclosure."""
         return {
             "name": self.name,
             "description": self.description,

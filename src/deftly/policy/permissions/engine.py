@@ -90,7 +90,12 @@ _PLAIN = ToolTraits()
 
 
 class SeenStamp(Protocol):
-    def same_stat(self, st: FileStat) -> bool: ...
+    """What the file tools' tracker remembers of a file this session saw, enough to tell whether it
+    changed since."""
+
+    def same_stat(self, st: FileStat) -> bool:
+        """Whether the file, now stat'ed as `st`, is unchanged since the session saw it."""
+        ...
 
 
 SeenFiles: TypeAlias = Callable[[Path], SeenStamp | None]
@@ -153,6 +158,7 @@ class PermissionEngine:
 
     @property
     def mode(self) -> Mode:
+        """The permission mode now in force (manual, yolo or auto)."""
         return self._mode
 
     def set_mode(self, mode: Mode | str) -> Mode:
@@ -165,6 +171,7 @@ class PermissionEngine:
         return old
 
     def on_mode_change(self, listener: ModeListener) -> Callable[[], None]:
+        """Call `listener(old, new)` on every mode switch; returns the function that stops it."""
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
