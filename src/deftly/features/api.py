@@ -24,7 +24,7 @@ import logging
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 from deftly.config.base import Section
 from deftly.config.model import DeftlyConfig
@@ -45,6 +45,8 @@ from deftly.session.injections import Injections
 from deftly.session.store import StateStore
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 Closer = Callable[[], Awaitable[None]]
 """Undoes what a lifecycle step did (stops a process, removes a hook...)."""
@@ -131,14 +133,6 @@ class SessionContext:
         """Run `closer` when the session scope closes (newest first)."""
         self.closers.add(closer)
 
-    def config_section(self, model: type[Section]) -> Section | None:
-        """The section of `model`'s type in the configuration, if it has one."""
-        for name in type(self.config).model_fields:
-            value = getattr(self.config, name)
-            if isinstance(value, model):
-                return value
-        return None
-
 
 @dataclass(eq=False)
 class AgentContext:
@@ -190,9 +184,10 @@ class AgentContext:
         self.closers.add_sync(self.executor.add_notice_source(source))
 
 
-def _discard(items: list[object] | list[Guard] | list[MissingDescriber], item: object) -> None:
+def _discard(items: list[T], item: T) -> None:
+    """Remove `item` from `items` if it is still there."""
     if item in items:
-        items.remove(item)  # type: ignore[arg-type]
+        items.remove(item)
 
 
 class Feature:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from deftly.config.loader import LoadedConfig, user_config_dir
@@ -107,9 +106,20 @@ class SessionRuntime:
             return StateStore(None)
         return self.session.store
 
-    def with_options(self, **changes: object) -> None:
-        """Change how the host will use the runtime (before `start()`)."""
-        self.options = replace(self.options, **changes)  # type: ignore[arg-type]
+    def with_options(
+        self,
+        *,
+        background: bool | None = None,
+        only_tools: frozenset[str] | None = None,
+        plugins: bool | None = None,
+    ) -> None:
+        """Change how the host will use the runtime (before `start()`); None keeps a value."""
+        options = self.options
+        self.options = RunOptions(
+            background=options.background if background is None else background,
+            only_tools=options.only_tools if only_tools is None else only_tools,
+            plugins=options.plugins if plugins is None else plugins,
+        )
 
     def budget(self) -> OutputBudget:
         """The output budget of every agent's results (from `[output]`)."""
