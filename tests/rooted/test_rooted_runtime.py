@@ -81,11 +81,6 @@ async def test_spilled_output_is_paged_with_read_in_the_view(env: RootedEnv) -> 
         assert not paths[0].startswith(str(os.environ.get("DEFTLY_HOME", "/nowhere")))
 
 
-@pytest.mark.xfail(
-    reason="the shell sandbox still makes its cover files (MaskSources) in this machine's "
-    "temp folder, which the rooted view does not show: they must be made through the env",
-    strict=False,
-)
 async def test_the_default_sandbox_nests_inside_the_view(host: Path, env: RootedEnv) -> None:
     (host / "ws" / ".env").write_text("API_KEY=hunter2\n")
     async with runtime(env) as rt:

@@ -19,6 +19,9 @@ class EnterPlanModeParams(BaseModel):
 
 
 class EnterPlanModeTool(Tool[EnterPlanModeParams]):
+    """Turns plan mode on for the session, with a fresh plan file the model writes its plan to
+    (read-only: it changes no workspace file, so it needs no approval)."""
+
     name = "EnterPlanMode"
     description = describe("enter_plan_mode.md")
     params = EnterPlanModeParams
@@ -29,6 +32,7 @@ class EnterPlanModeTool(Tool[EnterPlanModeParams]):
         self.plan_mode = plan_mode
 
     def resolve(self, args: EnterPlanModeParams) -> ToolExecution:
+        """Enter plan mode; touches no file until it runs (then only the plans directory)."""
         return ToolExecution(
             accesses=Accesses.none(),
             description="Entering plan mode",

@@ -44,6 +44,12 @@ class ExitPlanModeParams(BaseModel):
 
 
 class ExitPlanModeTool(Tool[ExitPlanModeParams]):
+    """Shows the plan file for the user's approval and, once approved, turns plan mode off.
+
+    Its trait `exits_plan_mode` is what makes the plan guard run the review before the
+    call; `execute` only reads the guard's `PlanReview` and leaves plan mode.
+    """
+
     name = "ExitPlanMode"
     description = describe("exit_plan_mode.md")
     params = ExitPlanModeParams
@@ -54,9 +60,12 @@ class ExitPlanModeTool(Tool[ExitPlanModeParams]):
         self.plan_mode = plan_mode
 
     def description_vars(self) -> dict[str, object]:
+        """The limits on options the description names."""
         return {"MAX_OPTIONS": MAX_OPTIONS, "MAX_LABEL": MAX_LABEL}
 
     async def resolve(self, args: ExitPlanModeParams) -> Resolution:
+        """Read the plan file (the plan to review is the plan approved), or say what is
+        missing: plan mode off, an empty plan, options with the same label."""
         # The one read in a resolve: the session's own plan file, so that the approval
         # request shows exactly the plan that will be approved.
         state = self.plan_mode

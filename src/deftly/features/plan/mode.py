@@ -46,6 +46,7 @@ class PlanMode:
 
     @property
     def active(self) -> bool:
+        """Whether plan mode is on."""
         return self._active
 
     def enter(self) -> Path:
@@ -61,6 +62,8 @@ class PlanMode:
         self._set(False)
 
     def on_change(self, listener: Callable[[bool], None]) -> Callable[[], None]:
+        """Call `listener(active)` whenever plan mode turns on or off; returns the
+        function that stops it."""
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
@@ -89,13 +92,17 @@ class PlanReview:
     reviewed: bool
     """True when a person approved the plan; False when it ended without review."""
     how: str
+    """Who or what ended the review ("the user", "auto mode", "approve_asks (--yes)")."""
     selected: str | None = None
+    """The label of the approach the user picked among the plan's options, if any."""
 
 
 class Asker(Protocol):
     """Asks whoever can be asked (the permission gate implements this)."""
 
-    async def ask(self, ctx: BeforeContext, request: ApprovalRequest) -> Answer: ...
+    async def ask(self, ctx: BeforeContext, request: ApprovalRequest) -> Answer:
+        """Ask about `request` for the call in `ctx`; the answer says who answered and how."""
+        ...
 
 
 class PlanGuard:

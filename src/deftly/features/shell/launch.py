@@ -105,7 +105,7 @@ class Sandbox:
         """Why the last walk for secrets stopped early (a huge workspace), if it did."""
         self.checked = self.mode == "none"
         self.scanner = SecretScanner(env=env)
-        self.sources = MaskSources()
+        self.sources = MaskSources(env.session_area)
 
     @property
     def enabled(self) -> bool:

@@ -29,7 +29,7 @@ import stat
 import tempfile
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -155,7 +155,7 @@ class SecretScanner:
         keys: list[str] = []
         incomplete: str | None = None
         listings = self._listings
-        env_stat = self.env.stat
+        probe_stat = self.env.path_probe().stat  # plain strings: this runs per directory
         while stack:
             directory = stack.pop()
             if directory in seen:
@@ -170,7 +170,7 @@ class SecretScanner:
                 break
             seen.add(directory)
             try:
-                info = env_stat(Path(directory))
+                info = probe_stat(directory)
             except OSError:
                 continue
             listing = listings.get(directory)
@@ -311,9 +311,12 @@ class MaskSources:
     this process (removed at exit). Checked before each use and made again if anything
     changed them: a command must not be able to turn the cover into the secret."""
 
-    def __init__(self) -> None:
+    def __init__(self, show: Callable[[Path], Path] | None = None) -> None:
+        """`show`: where a folder of this machine appears to the commands (the env's
+        `session_area`: a rooted env mounts it in its view); as it is by default."""
         self._folder: Path | None = None
         self._lock = threading.Lock()
+        self._show = show
 
     def folder(self) -> Path:
         """The private folder holding the cover files, made again if anything changed it."""
@@ -348,6 +351,8 @@ class MaskSources:
     def args(self, masks: Iterable[Mask]) -> list[str]:
         """bubblewrap arguments: the private folder read-only, then every cover."""
         folder = self.folder()
+        if self._show is not None:
+            folder = self._show(folder)
         args = ["--ro-bind", str(folder), str(folder)]
         for mask in masks:
             source = folder / ("empty.d" if mask.directory else "empty")
