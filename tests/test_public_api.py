@@ -344,6 +344,11 @@ def undocumented(src: Path = SRC) -> list[Undocumented]:
     return found
 
 
+def test_every_public_class_function_and_method_has_a_docstring() -> None:
+    missing = [str(item) for item in undocumented()]
+    assert missing == [], f"{len(missing)} without a docstring:\n" + "\n".join(missing)
+
+
 def test_the_docstring_check_finds_what_it_should(tmp_path: Path) -> None:
     """The walker itself: it reports what it must and spares what it may."""
     package = tmp_path / "sample_pkg"
