@@ -346,7 +346,11 @@ def undocumented(src: Path = SRC) -> list[Undocumented]:
 
 def test_every_public_class_function_and_method_has_a_docstring() -> None:
     missing = [str(item) for item in undocumented()]
-    assert missing == [], f"{len(missing)} without a docstring:\n" + "\n".join(missing)
+    assert missing == [], (
+        f"{len(missing)} without a docstring (add one saying what it is for, in a line or "
+        "two; what needs one is decided at the top of tests/test_public_api.py):\n"
+        + "\n".join(missing)
+    )
 
 
 def test_the_docstring_check_finds_what_it_should(tmp_path: Path) -> None:
