@@ -102,10 +102,10 @@ async def test_a_host_tool_declaring_writes_files_is_kept_from_writing_while_pla
         return "saved"
 
     schema = {"type": "object", "properties": {"path": {"type": "string"}}}
-    writer = HostTool("Save", "Save a file.", schema, save, traits=ToolTraits(writes_files=True))
-    rt.register_tool(writer, source="user")
-    plain = HostTool("Note", "Take a note.", schema, save)
-    rt.register_tool(plain, source="user")
+    rt.register_host_tool(
+        "Save", "Save a file.", schema, save, traits=ToolTraits(writes_files=True)
+    )
+    rt.register_tool(HostTool("Note", "Take a note.", schema, save), source="user")
     refused = await rt.call("Save", {"path": "a.txt"})
     assert refused.is_error and "Save may only write the plan file" in refused.text
     assert calls == [], "it declares no paths, so it cannot be shown to write only the plan"

@@ -32,6 +32,7 @@ from deftly.contract.errors import ConfigError, DeftlyError
 from deftly.contract.identity import MAIN_AGENT, Identity
 from deftly.contract.schema import JsonSchema
 from deftly.contract.tool import BaseTool, CancelToken, ToolExecution
+from deftly.contract.traits import ToolTraits
 from deftly.env.base import ExecEnv
 from deftly.env.local import LocalEnv
 from deftly.execution.calls import ArgumentsParseError, CallResult, ToolCall, parse_arguments
@@ -391,11 +392,13 @@ class Runtime:
         handler: HostHandler,
         *,
         disclosure: Disclosure = "inline",
+        traits: ToolTraits | None = None,
     ) -> Callable[[], None]:
-        """A tool described by a JSON schema and run by `handler(args, ctx)` in the host."""
-        return self.register_tool(
-            HostTool(name, description, parameters, handler), source="user", disclosure=disclosure
-        )
+        """A tool described by a JSON schema and run by `handler(args, ctx)` in the host;
+        `traits` say what it is like (`ToolTraits(writes_files=True)`: plan mode guards it
+        like Write), by default nothing."""
+        tool = HostTool(name, description, parameters, handler, traits=traits)
+        return self.register_tool(tool, source="user", disclosure=disclosure)
 
     def tools(self) -> list[ToolInfo]:
         """The active tools, sorted by name."""
