@@ -32,8 +32,9 @@ class BareEnv(LocalEnv):
 
 
 class AreaEnv(LocalEnv):
-    """This machine, with session directories shown elsewhere (as a rooted env would),
-    recording every file it writes."""
+    """This machine, showing each directory `session_area` is asked about at another
+    path (a link under `area`, as a rooted env mounts it elsewhere), recording every file
+    it writes."""
 
     def __init__(self, area: Path) -> None:
         super().__init__()
@@ -41,8 +42,13 @@ class AreaEnv(LocalEnv):
         self.written: list[Path] = []
 
     def session_area(self, local_dir: Path) -> Path:
-        """Session files live under `area` (named for the session)."""
-        return self.area / local_dir.name
+        """`local_dir` as seen here: `area/<its name>`, the same directory."""
+        shown = self.area / local_dir.name
+        if not shown.is_symlink():
+            local_dir.mkdir(parents=True, exist_ok=True)
+            self.area.mkdir(parents=True, exist_ok=True)
+            shown.symlink_to(local_dir, target_is_directory=True)
+        return shown
 
     def write_atomic(
         self, path: Path, data: bytes, *, mode: int | None = None, pinned: bool = False

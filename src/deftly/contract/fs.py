@@ -19,12 +19,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import NamedTuple, Protocol, runtime_checkable
 
 
-@dataclass(frozen=True, slots=True)
-class FileStat:
-    """The status of one file, as the tools use it (an `os.stat_result` without the rest)."""
+class FileStat(NamedTuple):
+    """The status of one file, as the tools use it (an `os.stat_result` without the rest).
+
+    A named tuple: cheap to make (the sandbox's walk makes one per directory before every
+    command) and plain data any environment can send."""
 
     st_mode: int
     st_size: int = 0
@@ -77,8 +79,7 @@ class EntryKind(StrEnum):
     """A FIFO, socket or device, or an entry that vanished while it was looked at."""
 
 
-@dataclass(frozen=True, slots=True)
-class DirEntryInfo:
+class DirEntryInfo(NamedTuple):
     """One entry of a directory listing: its name, its full path and its kind."""
 
     name: str

@@ -213,12 +213,12 @@ def scripts_dirs() -> list[str]:
 def _kind(entry: os.DirEntry[str]) -> EntryKind:
     """What an entry is, without following a link (OTHER when it vanished)."""
     try:
-        if entry.is_symlink():
-            return EntryKind.SYMLINK
-        if entry.is_dir(follow_symlinks=False):
-            return EntryKind.DIR
         if entry.is_file(follow_symlinks=False):
             return EntryKind.FILE
+        if entry.is_dir(follow_symlinks=False):
+            return EntryKind.DIR
+        if entry.is_symlink():
+            return EntryKind.SYMLINK
     except OSError:
         pass
     return EntryKind.OTHER
