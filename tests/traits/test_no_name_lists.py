@@ -48,7 +48,8 @@ COMING_TOOLS = {
 
 
 def _all_subclasses(cls: type) -> Iterator[type]:
-    for sub in cls.__subclasses__():
+    subclasses: list[type] = cls.__subclasses__()
+    for sub in subclasses:
         yield sub
         yield from _all_subclasses(sub)
 

@@ -142,3 +142,26 @@ def test_each_built_in_declares_the_traits_its_guards_read() -> None:
     assert ExitPlanModeTool.traits.exits_plan_mode and SelectTools.traits.discloses_tools
     bash = BashTool.traits
     assert not (bash.writes_files or bash.read_only), "plan mode judges Bash per command"
+
+
+def test_an_mcp_server_cannot_claim_the_guard_traits() -> None:
+    import mcp.types as mt
+
+    from deftly.contract.traits import traits_of
+    from deftly.features.mcp.tool import traits_from
+
+    every_hint = mt.ToolAnnotations(
+        read_only_hint=True, destructive_hint=True, idempotent_hint=True, open_world_hint=True
+    )
+    traits = traits_from(every_hint, trust=True)
+    assert traits.read_only and traits.idempotent and not traits.destructive
+    guard_traits = (
+        traits.writes_files,
+        traits.schedules_work,
+        traits.stops_tasks,
+        traits.reads_task_output,
+        traits.exits_plan_mode,
+        traits.discloses_tools,
+    )
+    assert not any(guard_traits), "MCP annotations say nothing of these"
+    assert traits_of(ShapelessTool()) is None and traits_of(HaltTool()) == HaltTool.traits
