@@ -12,6 +12,13 @@ import pytest
 
 from deftly import Runtime
 from deftly.env.rooted import RootedEnv
+from tests.shell.conftest import (
+    eventually,
+    exec_started,
+    new_marker,
+    processes_with,
+    task_id_in,
+)
 
 SECRET = "host-secret-3f9a"
 
@@ -88,3 +95,21 @@ async def test_the_default_sandbox_nests_inside_the_view(host: Path, env: Rooted
         assert not bash.is_error, bash.text
         assert bash.text.splitlines()[0] == "/workspace" and "done" in bash.text
         assert "hunter2" not in bash.text  # the secret is masked inside the nested sandbox
+
+
+@pytest.mark.parametrize("sandbox", ["none", "auto"])
+async def test_a_stopped_task_gets_sigterm_and_its_grace_in_the_view(
+    env: RootedEnv, sandbox: str
+) -> None:
+    # The view's bubblewrap leads the session and ignores SIGTERM, and the sandbox's own
+    # bubblewrap inside is not signalled: the command's trap runs before anything is killed.
+    marker = new_marker()
+    command = (
+        f"trap 'sleep 0.3; echo term-$((40 + 2)); exit 3' TERM; exec -a {marker} sleep 1000 & wait"
+    )
+    async with runtime(env, sandbox=sandbox, kill_grace=5.0) as rt:
+        started = await rt.call("Bash", {"command": command, "run_in_background": True})
+        assert await eventually(lambda: exec_started(marker))
+        stopped = await rt.call("TaskStop", {"task_id": task_id_in(started.text)})
+        assert "term-42" in stopped.text, stopped.text
+        assert await eventually(lambda: not processes_with(marker))

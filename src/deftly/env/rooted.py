@@ -353,12 +353,28 @@ class RootedProbe:
 
 
 class RootedProcessTree(LocalProcessTree):
-    """The local process tree (the processes are this machine's), with the log a handed-off
-    command writes into named in the virtual view."""
+    """The local process tree (the processes are this machine's), as the command sees it:
+    the bubblewrap that makes the view leads the session and ignores SIGTERM (so a stop
+    reaches the command and leaves it its grace); a sandbox's bubblewrap that a command
+    starts as its first process stands in the leader's place and is not listed either
+    (the shell tools never send SIGTERM to a sandbox's own bubblewrap). The log a
+    handed-off command writes into is named in the view."""
 
     def __init__(self, table: MountTable) -> None:
         super().__init__()
         self._table = table
+        self.wrappers: set[int] = set()
+        """Pids of the view's bubblewrap processes (`RootedEnv.spawn` adds them)."""
+
+    def session_processes(self, session_id: int) -> list[int]:
+        """See `ProcessTree.session_processes`, without a sandbox's bubblewrap run as the
+        command's first process."""
+        found = super().session_processes(session_id)
+        if session_id not in self.wrappers:
+            return found
+        if session_id not in found:
+            self.wrappers.discard(session_id)  # the view's bubblewrap ended
+        return [pid for pid in found if not _is_sandbox_of(pid, session_id)]
 
     def hand_off_output(
         self,
@@ -411,6 +427,7 @@ class RootedEnv(ExecEnv):
             if self.table.mount_of(folder) is None:
                 self.table.add(Mount(folder, folder, writable=False))
         self._bwrap = bwrap or _find_bwrap()
+        self._signals = _signal_wrappers()
         self._probe = RootedProbe(self)
         self._tree = RootedProcessTree(self.table)
         self._areas: dict[str, str] = {}
@@ -608,14 +625,15 @@ class RootedEnv(ExecEnv):
             raise FileNotFoundError(
                 errno.ENOENT, "the rooted environment needs bubblewrap (bwrap) to run programs"
             )
-        args = [self._bwrap, "--tmpfs", "/"]
+        outer, inner = self._signals or ([], [])
+        args = [*outer, self._bwrap, "--tmpfs", "/"]
         for mount in self.table.mounts:
             args += ["--bind" if mount.writable else "--ro-bind", mount.real, mount.virtual]
         # The host's devices and /proc, and no PID namespace: the processes are this
         # machine's, so the local process tree follows them (and a sandbox nested inside,
         # itself bubblewrap, can still mount a /proc of its own).
         args += ["--dev-bind", "/dev", "/dev", "--bind", "/proc", "/proc"]
-        args += ["--chdir", os.fspath(cwd), "--die-with-parent", "--", *argv]
+        args += ["--chdir", os.fspath(cwd), "--die-with-parent", "--", *inner, *argv]
         return args
 
     async def spawn(
@@ -631,7 +649,7 @@ class RootedEnv(ExecEnv):
         """See `ExecEnv.spawn`: the process runs in the view (paths in `argv`, `cwd` and
         what it prints are virtual)."""
         self.check_directory(cwd)
-        return await self.inner.spawn(
+        process = await self.inner.spawn(
             self.wrap(argv, cwd),
             cwd=Path("/"),
             env=env if env is not None else self.environ(),
@@ -639,6 +657,8 @@ class RootedEnv(ExecEnv):
             new_session=new_session,
             stream_limit=stream_limit,
         )
+        self._tree.wrappers.add(process.pid)
+        return process
 
     def which(self, program: str, search_path: str | None = None) -> str | None:
         """See `ExecEnv.which`: searched in the view."""
@@ -664,6 +684,41 @@ class RootedEnv(ExecEnv):
         for folder in self._private:
             folder.cleanup()
         self._private.clear()
+
+
+def _is_sandbox_of(pid: int, parent: int) -> bool:
+    """Whether `pid` is a bubblewrap whose parent is `parent`."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            data = handle.read()
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            program = handle.read().split(b"\0", 1)[0]
+    except OSError:
+        return False
+    fields = data[data.rfind(b")") + 2 :].split()
+    return len(fields) > 1 and fields[1] == str(parent).encode() and program.endswith(b"bwrap")
+
+
+def _signal_wrappers() -> tuple[list[str], list[str]] | None:
+    """`env` arguments that start the view's bubblewrap ignoring SIGTERM and the command
+    with SIGTERM as usual (coreutils 8.31+), or None where `env` cannot."""
+    from shutil import which
+
+    program = which("env")
+    if program is None:
+        return None
+    try:
+        done = subprocess.run(
+            [program, "--ignore-signal=TERM", "--default-signal=TERM", "true"],
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
+        return None
+    return [program, "--ignore-signal=TERM"], [program, "--default-signal=TERM"]
 
 
 def _system_folders(system: Sequence[str]) -> list[str]:
