@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from deftly import Runtime
+from deftly.env import ExecEnv
 from deftly.features.shell import BackgroundTasks
 
 
@@ -30,6 +31,17 @@ async def shell(make_runtime: Callable[..., Any]) -> Callable[..., Any]:
 
 def tasks_of(runtime: Runtime) -> BackgroundTasks:
     return runtime.service(BackgroundTasks)
+
+
+def env_of(runtime: Runtime) -> ExecEnv:
+    """The env the runtime's tools use: read what they name (logs) through it, so a test
+    works in any env (in the rooted run a log's path is a virtual one)."""
+    return runtime.service(ExecEnv)
+
+
+def read_named(runtime: Runtime, path: str | Path) -> bytes:
+    """The content of a file the tools named (a `log_path:`), read through their env."""
+    return env_of(runtime).read_bytes(Path(path))
 
 
 def new_marker() -> str:

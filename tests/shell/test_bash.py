@@ -15,7 +15,7 @@ import pytest
 from deftly import Runtime
 from deftly.execution import ToolProgress
 from deftly.features.shell.launch import NON_INTERACTIVE
-from tests.shell.conftest import tasks_of
+from tests.shell.conftest import env_of, read_named, tasks_of
 
 
 async def test_output_success_and_merged_streams_in_order(shell: Any, workspace: Path) -> None:
@@ -73,7 +73,7 @@ async def test_read_returns_instead_of_waiting(shell: Any) -> None:
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 async def test_terminal_pager_and_editor_do_not_hang(shell: Any, workspace: Path) -> None:
     rt: Runtime = await shell(timeout=60)
-    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    subprocess.run(["git", "init", "-q", os.fspath(workspace)], check=True)
     (workspace / "f.txt").write_text("x\n")
     start = time.monotonic()
     tty = await rt.call("Bash", {"command": "cat /dev/tty"})
@@ -104,6 +104,7 @@ async def test_non_interactive_environment(shell: Any) -> None:
     assert values["SHELL"].endswith("bash")
 
 
+@pytest.mark.local_env  # the local layout; a rooted env's bubblewrap leads the session
 async def test_own_session_and_process_group(shell: Any) -> None:
     # About the unsandboxed layout (the shell leads its session); in the sandbox the shell
     # has a PID namespace of its own instead (tests/shell/test_sandbox_default.py).
@@ -141,7 +142,7 @@ async def test_long_output_keeps_both_ends_and_the_log(shell: Any) -> None:
     assert "200000" in text.splitlines()[-1]
     log_line = next(line for line in text.splitlines() if line.startswith("log_path: "))
     log = Path(log_line.removeprefix("log_path: "))
-    assert log.read_text() == "".join(f"{i}\n" for i in range(1, 200001))
+    assert read_named(rt, log).decode() == "".join(f"{i}\n" for i in range(1, 200001))
     assert rt.workspace.contains(log)  # the file tools may read it
 
 
@@ -149,7 +150,8 @@ async def test_short_output_leaves_no_log_file(shell: Any) -> None:
     rt: Runtime = await shell()
     await rt.call("Bash", {"command": "echo small"})
     log_dir = tasks_of(rt).log_dir
-    assert not log_dir.exists() or not any(log_dir.iterdir())
+    env = env_of(rt)
+    assert not env.exists(log_dir) or not any(env.scandir(log_dir))
 
 
 async def test_one_huge_line_is_cut_and_kept_whole_in_the_log(shell: Any) -> None:
@@ -157,7 +159,7 @@ async def test_one_huge_line_is_cut_and_kept_whole_in_the_log(shell: Any) -> Non
     result = await rt.call("Bash", {"command": "head -c 100000 /dev/zero | tr '\\0' x; echo"})
     assert result.result.truncated and "[...truncated]" in result.text
     log_line = next(line for line in result.text.splitlines() if line.startswith("log_path: "))
-    assert Path(log_line.removeprefix("log_path: ")).stat().st_size == 100_001
+    assert env_of(rt).stat(Path(log_line.removeprefix("log_path: "))).st_size == 100_001
 
 
 async def test_output_limit_stops_the_command(shell: Any) -> None:

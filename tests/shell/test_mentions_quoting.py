@@ -141,6 +141,7 @@ async def test_yolo_asks_and_refuses_each_without_printing_the_secret(
     assert not ran.is_error and ran.text.strip() == "harmless"
 
 
+@pytest.mark.local_env  # the deftly command runs the local env
 def test_cli_yolo_refuses_a_quoted_env(workspace: Path) -> None:
     (workspace / ".env").write_text(SECRET + "\n")
     done = subprocess.run(

@@ -12,6 +12,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from deftly import Runtime
 from tests.cli import run_deftly
 from tests.shell.conftest import marked_sleep, new_marker, processes_with
@@ -51,6 +53,7 @@ def test_run_in_background_is_refused_in_deftly_call_with_what_to_use_instead(
     assert processes_with(marker) == []
 
 
+@pytest.mark.local_env  # the deftly command runs the local env
 def test_deftly_batch_still_runs_background_tasks(workspace: Path) -> None:
     lines = [
         {"id": "a", "name": "Bash", "arguments": {"command": "echo hi", "run_in_background": True}},

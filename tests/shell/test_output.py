@@ -11,6 +11,7 @@ from typing import Any
 from deftly import Runtime
 from deftly.env import LocalEnv
 from deftly.features.shell.output import OutputLog, decode_tail
+from tests.shell.conftest import env_of, read_named
 
 MB = 1_000_000
 
@@ -70,11 +71,11 @@ async def test_200_mb_of_output_with_bounded_memory(shell: Any) -> None:
     assert "190.7 MiB" in result.text
     log_line = next(x for x in result.text.splitlines() if x.startswith("log_path: "))
     log = Path(log_line.removeprefix("log_path: "))
-    assert log.stat().st_size == 200 * MB
+    assert env_of(rt).stat(log).st_size == 200 * MB
     line = b"deftly bounded memory line\n"
     expected = hashlib.sha256((line * (200 * MB // len(line) + 1))[: 200 * MB]).hexdigest()
     digest = hashlib.sha256()
-    with open(log, "rb") as handle:
+    with env_of(rt).open_read(log) as handle:
         while chunk := handle.read(1 << 20):
             digest.update(chunk)
     assert digest.hexdigest() == expected
@@ -86,6 +87,6 @@ async def test_log_limit_keeps_the_start_and_says_so(shell: Any) -> None:
     result = await rt.call("Bash", {"command": "seq 1 100000"})
     assert "log_holds: the first 97.7 KiB" in result.text
     log_line = next(x for x in result.text.splitlines() if x.startswith("log_path: "))
-    data = Path(log_line.removeprefix("log_path: ")).read_bytes()
+    data = read_named(rt, log_line.removeprefix("log_path: "))
     assert len(data) == 100_000 and data.startswith(b"1\n2\n3\n")
     assert result.text.rstrip().endswith("100000")  # the end still reaches the model

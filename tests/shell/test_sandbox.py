@@ -122,6 +122,7 @@ async def test_sandbox_none_means_no_probe_even_with_a_broken_bwrap(
 
 
 @needs_bwrap
+@pytest.mark.local_env  # writes to a folder of this machine outside the workspace
 async def test_sandbox_writes_only_workspace_and_temp(make_runtime: Any, workspace: Path) -> None:
     outside = _outside_sandbox_dir(workspace)
     probe = outside / f"sandbox-probe-{new_marker()}"
@@ -187,6 +188,7 @@ async def test_the_strict_sandbox_masks_secrets_and_ends_setsid_children(
 
 
 @needs_bwrap
+@pytest.mark.local_env  # writes to a folder of this machine outside the workspace
 async def test_the_strict_sandbox_may_allow_writes_anywhere(
     make_runtime: Any, workspace: Path
 ) -> None:

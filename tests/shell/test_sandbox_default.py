@@ -93,6 +93,7 @@ async def test_without_the_sandbox_the_same_command_leaks(
     assert SECRET in result.text
 
 
+@pytest.mark.local_env  # the deftly command runs the local env
 @pytest.mark.parametrize("command", READS)
 def test_the_cli_with_yes_prints_nothing_secret(secret_ws: Path, command: str) -> None:
     args = '{"command": ' + json.dumps(command) + "}"
@@ -226,6 +227,7 @@ async def test_the_strict_sandbox_masks_too(make_runtime: Any, secret_ws: Path) 
 # -- writes and network ----------------------------------------------------------------
 
 
+@pytest.mark.local_env  # writes to a folder of this machine outside the workspace
 async def test_by_default_writes_and_network_are_as_without_a_sandbox(
     make_runtime: Any, workspace: Path
 ) -> None:
@@ -241,6 +243,7 @@ async def test_by_default_writes_and_network_are_as_without_a_sandbox(
     assert interfaces != ["lo"]  # the host's network
 
 
+@pytest.mark.local_env  # writes to a folder of this machine outside the workspace
 @pytest.mark.parametrize(
     "shell",
     [

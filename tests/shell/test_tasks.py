@@ -15,6 +15,7 @@ from tests.shell.conftest import (
     marked_sleep,
     new_marker,
     processes_with,
+    read_named,
     task_id_in,
     tasks_of,
 )
@@ -73,7 +74,7 @@ async def test_task_output_preview_log_and_block(shell: Any) -> None:
     assert "newest output: the last 1 KiB" in finished.text
     log_line = next(x for x in finished.text.splitlines() if x.startswith("log_path: "))
     log = Path(log_line.removeprefix("log_path: "))
-    assert log.read_text() == "".join(f"{i}\n" for i in range(1, 5001)) + "done\n"
+    assert read_named(rt, log).decode() == "".join(f"{i}\n" for i in range(1, 5001)) + "done\n"
     assert tasks_of(rt).pending_notices() == []  # TaskOutput told the model
 
 
@@ -192,7 +193,7 @@ async def test_a_moved_command_is_announced_when_it_ends(shell: Any) -> None:
     assert task is not None and await task.wait(20)
     [notice] = tasks_of(rt).take_notices()
     assert notice.task_id == task.id and notice.status is TaskStatus.COMPLETED
-    assert task.log.path.read_text() == "late\n"
+    assert read_named(rt, task.log.path).decode() == "late\n"
 
 
 async def test_too_many_background_tasks(shell: Any) -> None:
