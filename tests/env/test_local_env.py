@@ -146,3 +146,20 @@ def test_the_spiller_writes_through_the_env_it_is_given(tmp_path: Path) -> None:
     assert env.written == [path] and path.parent == spill_dir
     assert env.read_bytes(path).decode("utf-8") == "é" * 500
     assert spill_dir.stat().st_mode & 0o777 == 0o700
+
+
+async def test_without_a_process_tree_a_command_ends_when_its_shell_exits(
+    tmp_path: Path,
+) -> None:
+    # The background child holds the output pipe for 4 s; the command's end is seen at
+    # its shell's exit all the same (the child is the environment's to stop).
+    tasks = BackgroundTasks(BareEnv(), ShellConfig(kill_grace=1, sandbox="none"), tmp_path / "l")
+    try:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        task = await tasks.start("sleep 4 & echo started", cwd=tmp_path)
+        assert await task.wait(3.5)
+        assert loop.time() - started < 3.5
+        assert task.status is TaskStatus.COMPLETED and task.log.tail_text() == "started\n"
+    finally:
+        await tasks.close()

@@ -16,7 +16,7 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from deftly.contract.fs import DirEntryInfo, FileStat, PathProbe, Process
 from deftly.env.tree import ProcessTree
@@ -183,6 +183,15 @@ class ExecEnv(ABC):
         """Start a process with stdin closed, stdout piped (stderr merged into it unless
         `merge_stderr` is false), in its own session so the whole group can be stopped.
         `stream_limit` sizes the pipe buffer (bigger reads for processes that print a lot)."""
+
+    def release(self, process: Process) -> None:
+        """Close this side of a finished process's pipes, even if a process it left behind
+        still holds the other end. By default for the processes asyncio makes (an env that
+        spawns through `asyncio.create_subprocess_exec`, or wraps one that does): their
+        pipes live in the process's transport; other processes need nothing here."""
+        transport: Any = getattr(process, "_transport", None)
+        if transport is not None and process.returncode is not None:
+            transport.close()
 
     @abstractmethod
     def which(self, program: str, search_path: str | None = None) -> str | None:

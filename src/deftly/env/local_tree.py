@@ -7,7 +7,6 @@ environment. Linux only in full; without `/proc`, lookups find nothing and say s
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import sys
@@ -18,7 +17,7 @@ from typing import Any
 
 from deftly.contract.fs import Process
 from deftly.env.subreaper import become_subreaper
-from deftly.env.tree import ProcessTree
+from deftly.env.tree import ProcessTree, exit_status
 
 
 class LocalProcessTree(ProcessTree):
@@ -29,22 +28,9 @@ class LocalProcessTree(ProcessTree):
         """Adopted orphans seen alive (pid -> start time), for `reap_adopted`."""
 
     async def wait_exit(self, process: Process) -> int:
-        """See `ProcessTree.wait_exit`."""
-        # `wait()` returns once the process exited *and* its pipes closed: the usual case,
-        # at once. When a process it left behind holds the pipe, the status that asyncio's
-        # child watcher records is polled instead (backing off to 50 ms).
-        waiter = asyncio.ensure_future(process.wait())
-        try:
-            delay = 0.002
-            while _returncode(process) is None and not waiter.done():
-                await asyncio.wait([waiter], timeout=delay)
-                delay = min(delay * 2, 0.05)
-        finally:
-            if not waiter.done():
-                waiter.cancel()
-        code = _returncode(process)
-        assert code is not None
-        return code
+        """See `ProcessTree.wait_exit` (`exit_status`: asyncio's child watcher sets
+        `returncode` at the exit)."""
+        return await exit_status(process)
 
     def group_alive(self, group_id: int) -> bool:
         """See `ProcessTree.group_alive`."""
@@ -226,16 +212,6 @@ class LocalProcessTree(ProcessTree):
         # Nothing is left for asyncio to close, and a handed-off process must not be killed
         # when its transport is garbage-collected (what an unclosed transport does).
         transport._closed = True
-
-    def release(self, process: Process) -> None:
-        """See `ProcessTree.release`."""
-        transport: Any = getattr(process, "_transport", None)
-        if transport is not None and process.returncode is not None:
-            transport.close()
-
-
-def _returncode(process: Process) -> int | None:
-    return process.returncode
 
 
 def _proc_stat(pid: str) -> tuple[bytes, int, int, int, int] | None:

@@ -10,6 +10,7 @@ signals that one process, and a command cannot be kept alive beyond the runtime.
 
 from __future__ import annotations
 
+import asyncio
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -20,6 +21,26 @@ PROCESS_TREE_MISSING = (
     "this environment cannot follow the processes a command starts (it offers no process tree)"
 )
 """Why a process-tree feature is not available, for messages to the model."""
+
+
+async def exit_status(process: Process) -> int:
+    """The exit status as soon as `process` exits, even while a process it left behind
+    still holds its output pipe (`Process.wait` waits for the pipes too): `wait()` is the
+    usual case, at once; otherwise `returncode`, which is set at the exit, is polled
+    (backing off to 50 ms). Needs nothing of a process tree."""
+    waiter = asyncio.ensure_future(process.wait())
+    try:
+        delay = 0.002
+        while process.returncode is None and not waiter.done():
+            await asyncio.wait([waiter], timeout=delay)
+            delay = min(delay * 2, 0.05)
+    finally:
+        if not waiter.done():
+            waiter.cancel()
+    code = process.returncode
+    if code is None:  # wait() finished first and returned the status
+        code = waiter.result()
+    return code
 
 
 class ProcessTree(ABC):
@@ -90,8 +111,3 @@ class ProcessTree(ABC):
         (at most `limit` more bytes, the rest discarded) without this process: the
         output it already sent is given to `flush` first. Used to keep a command alive
         beyond the runtime; its stdout must not break when the runtime goes away."""
-
-    def release(self, process: Process) -> None:
-        """Close this side of a finished process's pipes, even if a stray process that
-        escaped its session still holds the other end."""
-        return None

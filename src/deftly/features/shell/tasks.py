@@ -44,7 +44,7 @@ from deftly.contract.diagnostics import Diagnostic
 from deftly.contract.fs import Process
 from deftly.contract.tool import CancelToken
 from deftly.env.base import ExecEnv
-from deftly.env.tree import PROCESS_TREE_MISSING
+from deftly.env.tree import PROCESS_TREE_MISSING, exit_status
 from deftly.execution.events import EventBus, RuntimeNotice
 from deftly.features.shell.format import format_duration, format_size
 from deftly.features.shell.launch import ShellLauncher
@@ -508,9 +508,8 @@ class BackgroundTasks:
         if task.sinks:
             self._deliver(task, task._decode(b"", final=True))
         task.log.close()
-        if self.tree is not None:
-            with contextlib.suppress(Exception):
-                self.tree.release(task.process)
+        with contextlib.suppress(Exception):
+            self.env.release(task.process)
         if code is not None and task.sandboxed and code > 128 and _is_signal(code - 128):
             code = 128 - code  # bubblewrap's init reports a death by signal N as 128 + N
         task.exit_code = code if code is not None and code >= 0 else None
@@ -630,11 +629,11 @@ class BackgroundTasks:
             self._signal_session(session, process, signal.SIGKILL)
 
     async def _wait_exit(self, process: Process) -> int:
-        """The exit status as soon as the process exits (without a process tree: once
-        its pipes close too)."""
+        """The exit status as soon as the process exits, even while something it started
+        holds its output (through the process tree when there is one)."""
         if self.tree is not None:
             return await self.tree.wait_exit(process)
-        return await process.wait()
+        return await exit_status(process)
 
     def _session_processes(self, session: int) -> list[int]:
         """The living processes of a command's session (none known without a tree)."""
