@@ -34,7 +34,6 @@ from deftly.env.base import ExecEnv
 from deftly.execution.events import EventBus
 from deftly.execution.executor import Executor, Guard, MissingDescriber
 from deftly.execution.hooks import AfterHook, BeforeHook, HookChain
-from deftly.execution.notices import NoticeSource
 from deftly.execution.permission_gate import PermissionGate
 from deftly.policy.paths import Workspace
 from deftly.policy.permissions import Mode, PermissionEngine
@@ -177,11 +176,6 @@ class AgentContext:
         """Let `describer` explain an unknown tool name; removed at close."""
         self.executor.missing.append(describer)
         self.closers.add_sync(lambda: _discard(self.executor.missing, describer))
-
-    def add_notice_source(self, source: NoticeSource) -> None:
-        """Let `source`'s notices reach this agent's model on its next result; removed at
-        close."""
-        self.closers.add_sync(self.executor.add_notice_source(source))
 
 
 def _discard(items: list[T], item: T) -> None:

@@ -2,17 +2,20 @@
 
 Session step: one `BackgroundTasks` manager for the session (every agent's tasks), its
 logs in the session directory (readable by the file tools), every task stopped on close.
-Agent step: task endings reach the agent's model on its next result.
+Agent step: task endings are an injection source of the agent's channel ("task_finished"):
+without an agent loop they ride on the next result's note, as before.
 """
 
 from __future__ import annotations
 
 from typing import ClassVar
 
+from deftly.execution.notices import TASK_FINISHED_KIND
 from deftly.features.api import AgentContext, Feature, SessionContext
 from deftly.features.shell import CONTRIBUTIONS
 from deftly.features.shell.tasks import BackgroundTasks
 from deftly.registry.contribution import ToolContribution
+from deftly.session.injections import Injection
 
 
 class ShellFeature(Feature):
@@ -37,8 +40,14 @@ class ShellFeature(Feature):
 
     async def start_agent(self, ctx: AgentContext) -> None:
         tasks = ctx.services.find(BackgroundTasks)
-        if tasks is not None:
-            ctx.add_notice_source(tasks)
+        if tasks is None:
+            return
+
+        def ended() -> list[Injection]:
+            """Tasks that ended since the last drain (each told once, to one agent)."""
+            return [Injection(TASK_FINISHED_KIND, n.message) for n in tasks.take_notices()]
+
+        ctx.closers.add_sync(ctx.injections.add_source(ended))
 
 
 FEATURE = ShellFeature()
