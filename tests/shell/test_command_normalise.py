@@ -67,6 +67,7 @@ def m(command: str, pattern: str) -> RuleMatch:
         "ionice -c3 rm v",
         "sudo --chdir /tmp rm v",
         "trap 'rm v' EXIT",
+        "trap -- 'rm v' EXIT",
         "f() { rm v; }; f",
     ],
 )
@@ -236,3 +237,9 @@ def test_unparsed_commands_still_list_tee_targets() -> None:
     split = split_command("echo $((1+2)) | tee -a sums.log /dev/null")
     assert not split.parsed
     assert any(s.redirects == ("sums.log",) for s in split.segments)
+
+
+@pytest.mark.parametrize("command", ["trap 0", "trap 1 2", "trap - INT", "trap -p", "trap 'x'"])
+def test_a_trap_that_sets_no_command_is_one_segment(command: str) -> None:
+    """POSIX: one operand, or a first operand that is a number, means signals to reset."""
+    assert [segment.text for segment in split_command(command).segments] == [command]

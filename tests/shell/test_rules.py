@@ -287,7 +287,14 @@ def _plain(command: str) -> bool:
 
 
 def _runs_hidden_code(head: str) -> bool:
-    return head in SHELLS or head in SOURCE_COMMANDS or interpreter(head) is not None
+    return (
+        head in SHELLS
+        or head in SOURCE_COMMANDS
+        or interpreter(head) is not None
+        or (
+            head == "trap"  # `trap CMD SIGNAL` holds a command of its own: a second segment
+        )
+    )
 
 
 @settings(deadline=None, max_examples=150)

@@ -470,8 +470,8 @@ class _Splitter:
             if reason is not None:
                 self.opaque.append(reason)
             return None if index is None else index + 1
-        if name == "trap" and rest and not rest[0].startswith("-"):
-            return 1  # `trap 'command' SIGNAL` runs the command later
+        if name == "trap":
+            return _trap_command(rest)
         if name in SWITCH_USER:
             index = switch_user_script(rest)
             return None if index is None else index + 1
@@ -481,6 +481,19 @@ class _Splitter:
             if reason is not None:
                 self.opaque.append(reason)
         return None
+
+
+def _trap_command(operands: list[str]) -> int | None:
+    """Where the command of `trap [--] 'command' SIGNAL...` is among the words after
+    `trap` (1-based), or None when it sets none. POSIX: with one operand, or a first
+    operand that is an unsigned integer (`trap 0`), every operand is a signal to reset."""
+    skip = 1 if operands[:1] == ["--"] else 0
+    rest = operands[skip:]
+    if skip == 0 and rest and rest[0].startswith("-"):
+        return None  # `trap -p`, `trap -l`, `trap - INT`: no command
+    if len(rest) < 2 or rest[0].isdigit():
+        return None
+    return skip + 1  # the command runs later, when the signal comes
 
 
 def _code(text: str, limit: int = 60) -> str:
