@@ -20,6 +20,7 @@ from deftly.contract import (
     ToolResult,
     WriteHow,
 )
+from deftly.contract.errors import ToolError
 from deftly.contract.fs import FileStat
 from deftly.contract.tool import P
 from deftly.env.base import ExecEnv, PathChanged
@@ -43,8 +44,12 @@ _MODES: dict[Action, tuple[PathOp, Callable[[Path], Accesses]]] = {
 _DONE: dict[Action, str] = {"read": "read", "write": "written", "edit": "changed"}
 
 
-class FileToolFailed(Exception):
-    """A file tool's call that ends in an error result; the message is for the model."""
+class FileToolFailed(ToolError):
+    """A file tool's call that ends in an error result; the message is for the model.
+    (A `ToolError`: one that escapes the tool becomes the same result in the executor.)"""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
 
 
 class FileTool(Tool[P]):

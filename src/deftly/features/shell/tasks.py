@@ -41,6 +41,7 @@ from typing import Any
 
 from deftly.config.shell import ShellConfig
 from deftly.contract.diagnostics import Diagnostic
+from deftly.contract.errors import ToolError
 from deftly.contract.fs import Process
 from deftly.contract.tool import CancelToken
 from deftly.env.base import ExecEnv
@@ -82,8 +83,12 @@ class TaskStatus(StrEnum):
     TIMED_OUT = "timed_out"
 
 
-class TaskError(Exception):
-    """A task could not be started; the message is written for the model."""
+class TaskError(ToolError):
+    """A task could not be started; the message is written for the model (a
+    `ToolError`, so one that escapes a tool becomes that error result)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
 
 
 def new_task_id(prefix: str = "bash") -> str:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from deftly.config.skills import SkillsConfig
-from deftly.contract.errors import DeftlyError
+from deftly.contract.errors import ToolError
 from deftly.contract.result import ToolResult
 from deftly.contract.tool import RuleMatch
 from deftly.features.skills.allowed import ToolLimit, allowed_tools
@@ -36,7 +36,7 @@ from deftly.features.skills.roots import SkillRoot, resolve_roots
 RootsListener = Callable[[Sequence[Path]], None]
 
 
-class SkillError(DeftlyError):
+class SkillError(ToolError):
     """A skill could not be found or loaded; the message says what to do instead.
 
     `code` is one of `skill.not_found`, `skill.not_activatable`, `skill.bad_arguments`.
@@ -45,7 +45,6 @@ class SkillError(DeftlyError):
     def __init__(self, code: str, message: str):
         super().__init__(message)
         self.code = code
-        self.message = message
 
 
 class SkillService:
