@@ -134,3 +134,16 @@ async def test_children_close_with_their_parent(workspace: Path) -> None:
     assert child.started
     await rt.close()
     assert not child.started and "Read" not in child.registry
+
+
+async def test_plan_mode_is_each_agents_own(workspace: Path) -> None:
+    async with Runtime(workspace, plugins=False, approve_asks=True) as rt:
+        child = await rt.agent.spawn_child("planner")
+        entered = await call(child, "EnterPlanMode", {})
+        assert not entered.is_error, entered.text
+        refused = await call(child, "Write", {"path": "c.txt", "content": "x"})
+        assert refused.is_error and "Plan mode is on" in refused.text
+        written = await rt.call("Write", {"path": "p.txt", "content": "x"})
+        assert not written.is_error, written.text  # the parent is not planning
+        assert (workspace / "p.txt").exists() and not (workspace / "c.txt").exists()
+        assert child.services.get(PlanMode).plan_path != rt.service(PlanMode).plan_path
