@@ -97,11 +97,22 @@ async def test_a_delivery_is_pushed_to_the_channel_and_kept_on_the_result(
     tmp_path: Path,
 ) -> None:
     channel = Injections()
-    run = executor(tmp_path, WorkTool("Skill", skill), injections=channel)
+    run = executor(tmp_path, WorkTool("Skill", skill), injections=channel, notices_on_results=False)
     [result] = await run.run_batch(calls("Skill"))
     assert result.delivery == "<skill-loaded>do it</skill-loaded>"
     assert result.note is None  # a skill does not ride on the note
     assert channel.drain() == [Injection(SKILL_KIND, "<skill-loaded>do it</skill-loaded>")]
+    assert channel.drain() == []
+
+
+async def test_without_an_agent_loop_deliveries_stay_on_results_only(tmp_path: Path) -> None:
+    """`deftly serve`, `call` and library callers read `result.delivery`; nothing drains
+    the channel for them, so nothing may pile up in it."""
+    channel = Injections()
+    run = executor(tmp_path, WorkTool("Skill", skill), injections=channel)
+    for _ in range(3):
+        [result] = await run.run_batch(calls("Skill"))
+        assert result.delivery == "<skill-loaded>do it</skill-loaded>"
     assert channel.drain() == []
 
 

@@ -25,7 +25,7 @@ async def test_a_loaded_skill_is_injected_once_and_kept_on_the_result(tmp_path: 
     write_skill(workspace / ".deftly" / "skills", "commit", "Commit the change.")
     service = SkillService(workspace, home=tmp_path / "home", packages=False)
     channel = Injections()
-    run = executor(tmp_path, SkillTool(service), injections=channel)
+    run = executor(tmp_path, SkillTool(service), injections=channel, notices_on_results=False)
 
     [loaded, unknown] = await run.run_batch(
         [

@@ -116,7 +116,8 @@ class Executor:
 
     `identity` says whose calls these are (stamped on every event and `ToolContext`).
     `injections` is the agent's "tell the model next turn" channel (a
-    `deftly.session.Injections`): a result's `delivery` is pushed to it. With
+    `deftly.session.Injections`): with an agent loop (`notices_on_results=False`) a
+    result's `delivery` is pushed to it. With
     `notices_on_results` (no agent loop) the kinds that always rode on results (task
     notices) are drained into the next result's note; an agent loop sets it False and
     drains the channel itself before each model request.
@@ -430,7 +431,9 @@ class Executor:
         result = normalize_result(slot.name, coerce_result(slot.name, result))
         result = await self._after_hooks(slot, result, outcome)
         result = self.spiller.apply(slot.name, slot.call.id, result)
-        if result.delivery and self.injections is not None:
+        if result.delivery and self.injections is not None and not self.notices_on_results:
+            # Only for an agent loop, which drains the channel: without one the caller
+            # takes the delivery from the result, and the channel would only pile up.
             self.injections.push(SKILL_KIND, result.delivery)
         result = self._add_notices(result)
         execution = slot.execution
