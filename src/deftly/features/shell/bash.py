@@ -221,7 +221,7 @@ class BashTool(Tool[BashParams]):
 
         async def run(ctx: ToolContext) -> ToolResult:
             if background:
-                return await self._background(command, timeout, description)
+                return await self._background(command, timeout, description, ctx.identity.agent_id)
             return await self._foreground(ctx, command, timeout, description)
 
         return ToolExecution(
@@ -291,10 +291,12 @@ class BashTool(Tool[BashParams]):
 
     # -- execute -------------------------------------------------------------------------
 
-    async def _background(self, command: str, limit: int, description: str | None) -> ToolResult:
+    async def _background(
+        self, command: str, limit: int, description: str | None, owner: str
+    ) -> ToolResult:
         try:
             task = await self.tasks.start(
-                command, background=True, time_limit=limit, description=description
+                command, background=True, time_limit=limit, description=description, owner=owner
             )
         except TaskError as exc:
             return ToolResult.error(str(exc))
@@ -333,7 +335,9 @@ class BashTool(Tool[BashParams]):
             ctx.report(ToolUpdate("stdout", text=text))
 
         try:
-            task = await self.tasks.start(command, description=description, sink=sink)
+            task = await self.tasks.start(
+                command, description=description, sink=sink, owner=ctx.identity.agent_id
+            )
         except TaskError as exc:
             return ToolResult.error(str(exc))
         started.append(task)

@@ -2,7 +2,8 @@
 
 Session step: one `BackgroundTasks` manager for the session (every agent's tasks), its
 logs in the session directory (readable by the file tools), every task stopped on close.
-Agent step: task endings are an injection source of the agent's channel ("task_finished"):
+Agent step: the endings of the tasks an agent started are an injection source of that
+agent's channel ("task_finished"):
 without an agent loop they ride on the next result's note, as before.
 """
 
@@ -43,9 +44,12 @@ class ShellFeature(Feature):
         if tasks is None:
             return
 
+        agent_id = ctx.agent_id
+
         def ended() -> list[Injection]:
-            """Tasks that ended since the last drain (each told once, to one agent)."""
-            return [Injection(TASK_FINISHED_KIND, n.message) for n in tasks.take_notices()]
+            """Tasks this agent started that ended since the last drain (each told once)."""
+            ended_here = tasks.take_notices(agent_id)
+            return [Injection(TASK_FINISHED_KIND, n.message) for n in ended_here]
 
         ctx.closers.add_sync(ctx.injections.add_source(ended))
 

@@ -158,6 +158,8 @@ class ShellTask:
         self.timeout: float | None = None
         self.sandboxed = False
         """Runs under bubblewrap (in a PID namespace of its own)."""
+        self.owner = ""
+        """The `agent_id` of the agent that started it ("" when not known)."""
         self.leftovers = 0
         """Processes still running when the command exited, which were then stopped."""
         self.detached = False
@@ -320,9 +322,11 @@ class BackgroundTasks:
         description: str | None = None,
         sink: Sink | None = None,
         cwd: Path | None = None,
+        owner: str = "",
     ) -> ShellTask:
         """Start a command. A background task gets its log file and its timeout now; a
-        foreground one is timed by its caller and may move to the background later."""
+        foreground one is timed by its caller and may move to the background later.
+        `owner` is the agent that started it: its ending is told to that agent."""
         if self._closing:
             raise TaskError("The runtime is closing; no new commands can start.")
         sandbox = self.launcher.sandbox
@@ -382,6 +386,7 @@ class BackgroundTasks:
             background=background,
         )
         task.sandboxed = self.launcher.sandbox.active
+        task.owner = owner
         self._started_ids.add(task_id)
         if sink is not None:
             task.sinks.append(sink)
@@ -757,15 +762,24 @@ class BackgroundTasks:
         """The end notices not yet given out (without taking them)."""
         return list(self._notices.values())
 
-    def take_notices(self) -> list[TaskNotice]:
-        """The notices for the model's next turn (each is given out once)."""
-        notices = list(self._notices.values())
-        self._notices.clear()
+    def take_notices(self, owner: str | None = None) -> list[TaskNotice]:
+        """The notices for the model's next turn (each is given out once): all of them,
+        or only those of tasks `owner` (an agent id) started."""
+        notices = [
+            notice
+            for notice in self._notices.values()
+            if owner is None or self._owner_of(notice.task_id) == owner
+        ]
         for notice in notices:
+            del self._notices[notice.task_id]
             task = self._tasks.get(notice.task_id)
             if task is not None:
                 task.reported = True
         return notices
+
+    def _owner_of(self, task_id: str) -> str:
+        task = self._tasks.get(task_id)
+        return task.owner if task is not None else ""
 
     # -- closing -------------------------------------------------------------------------
 
