@@ -12,10 +12,11 @@ reads a stat reads the same whichever environment made it.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -301,3 +302,64 @@ class LocalProbe:
 
 LOCAL_PROBE: PathProbe = LocalProbe()
 """The one local probe (it holds no state)."""
+
+
+MAX_SYMLINKS = 40
+"""How many links one resolution follows before it gives up (the kernel's limit)."""
+
+
+class LinkLoopError(OSError):
+    """More than `MAX_SYMLINKS` links on the way: a loop, or a chain too long to follow."""
+
+
+def follow_links(
+    text: str,
+    link_target: Callable[[str], str | None],
+    lexists: Callable[[str], bool],
+    *,
+    follow_last: bool = True,
+) -> str:
+    """Resolve the absolute path `text` component by component, the way the kernel does.
+
+    `link_target(path)` is one step (see `PathProbe.link_target`: a link's text, None for
+    an existing non-link, FileNotFoundError / NotADirectoryError for a missing one). `..`
+    after a link goes to the parent of the link's *target*; components that do not exist
+    are kept as written (a new file resolves through its deepest existing ancestor); with
+    `follow_last` false a link in the last place is kept (for lstat, readlink, unlink).
+    One algorithm for every view of paths: the local machine's and a rooted env's.
+    """
+    pending = [part for part in reversed(text.split("/")) if part]
+    current = ""  # the root
+    hops = 0
+    missing = False
+    while pending:
+        part = pending.pop()
+        if part == ".":
+            continue
+        if part == "..":
+            current = current.rpartition("/")[0]
+            if missing:
+                # Back above a missing component: what is left may exist again (and may be
+                # a link further on), so keep resolving for real.
+                missing = not lexists(current or "/")
+            continue
+        candidate = f"{current}/{part}"
+        if missing or (not pending and not follow_last):
+            current = candidate
+            continue
+        try:
+            target = link_target(candidate)
+        except (FileNotFoundError, NotADirectoryError):
+            missing = True
+            current = candidate
+            continue
+        if target is None:
+            current = candidate
+            continue
+        hops += 1
+        if hops > MAX_SYMLINKS:
+            raise LinkLoopError(errno.ELOOP, "too many levels of symbolic links", text)
+        if target.startswith("/"):
+            current = ""
+        pending.extend(part for part in reversed(target.split("/")) if part)
+    return current or "/"

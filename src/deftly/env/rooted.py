@@ -43,13 +43,13 @@ from deftly.contract.fs import (
     FileStat,
     PathProbe,
     Process,
+    follow_links,
 )
 from deftly.env.base import FS, PROCESS, PROCESS_TREE, ExecEnv, PathChanged
 from deftly.env.local import LocalEnv
 from deftly.env.local_tree import LocalProcessTree
 from deftly.env.tree import ProcessTree
 
-MAX_SYMLINKS = 40
 PRIVATE_HOME = "/home/user"
 """The home a rooted environment makes when the view shows no other."""
 SESSIONS_ROOT = "/var/lib/deftly/sessions"
@@ -185,36 +185,7 @@ class MountTable:
             raise FileNotFoundError(
                 errno.ENOENT, "a path in a rooted environment is absolute", text
             )
-        pending = [part for part in reversed(text.split("/")) if part]
-        current = ""
-        hops = 0
-        missing = False
-        while pending:
-            part = pending.pop()
-            if part == ".":
-                continue
-            if part == "..":
-                current = current.rpartition("/")[0]
-                if missing:
-                    missing = not self._lexists(current or "/")
-                continue
-            candidate = f"{current}/{part}"
-            if missing or (not pending and not follow_last):
-                current = candidate
-                continue
-            target = self._link_target(candidate)
-            if target is None:
-                current = candidate
-                if not self._lexists(candidate):
-                    missing = True
-                continue
-            hops += 1
-            if hops > MAX_SYMLINKS:
-                raise OSError(errno.ELOOP, "too many levels of symbolic links", text)
-            if target.startswith("/"):
-                current = ""
-            pending.extend(part for part in reversed(target.split("/")) if part)
-        return current or "/"
+        return follow_links(text, self._link_step, self._lexists, follow_last=follow_last)
 
     def _lexists(self, virtual: str) -> bool:
         real = self.real_of(virtual)
@@ -222,15 +193,19 @@ class MountTable:
             return self.leads_to_mount(virtual)
         return os.path.lexists(real)
 
-    def _link_target(self, virtual: str) -> str | None:
-        """The text of the link at a link-free virtual path, None when it is no link."""
+    def _link_step(self, virtual: str) -> str | None:
+        """One step of `follow_links` at a link-free virtual path: the link's text, None
+        for an existing non-link (a mount's own ancestors exist), FileNotFoundError when
+        nothing is there in the view."""
         real = self.real_of(virtual)
         if real is None:
-            return None
+            if self.leads_to_mount(virtual):
+                return None
+            raise FileNotFoundError(errno.ENOENT, "not in the view", virtual)
         try:
             info = os.lstat(real)
         except OSError:
-            return None
+            raise FileNotFoundError(errno.ENOENT, "not in the view", virtual) from None
         if not stat.S_ISLNK(info.st_mode):
             return None
         return os.readlink(real)

@@ -9,17 +9,14 @@ outside. The real path is what a tool then reads or writes.
 
 from __future__ import annotations
 
-import errno
 import os
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
 from deftly.contract.errors import PathSecurityError
-from deftly.contract.fs import LOCAL_PROBE, PathProbe
+from deftly.contract.fs import LOCAL_PROBE, LinkLoopError, PathProbe, follow_links
 from deftly.policy.sensitive import private_key_reason, sensitive_reason
-
-_MAX_SYMLINKS = 40
 
 
 class PathOp(StrEnum):
@@ -46,8 +43,8 @@ class ResolvedPath:
     outside: bool
 
 
-class SymlinkLoopError(OSError):
-    """A path goes through more links than the kernel would follow (a loop)."""
+SymlinkLoopError = LinkLoopError
+"""A path goes through more links than the kernel would follow (a loop)."""
 
 
 def real_path(path: str | os.PathLike[str], probe: PathProbe = LOCAL_PROBE) -> Path:
@@ -65,44 +62,9 @@ def real_path_text(path: str | os.PathLike[str], probe: PathProbe = LOCAL_PROBE)
     """`real_path` as a string. (Works on strings throughout: this runs for every path of
     every call, and `Path` objects cost more than the `lstat` calls.)"""
     text = os.fspath(path)
-    link_target = probe.link_target
     if not text.startswith("/"):
         text = os.path.abspath(text)
-    pending = [part for part in reversed(text.split("/")) if part]
-    current = ""  # the root
-    hops = 0
-    missing = False
-    while pending:
-        part = pending.pop()
-        if part == ".":
-            continue
-        if part == "..":
-            current = current.rpartition("/")[0]
-            if missing:
-                # Back above a missing component: what is left may exist again (and may be
-                # a symlink further on), so keep resolving for real.
-                missing = not probe.lexists(current or "/")
-            continue
-        candidate = f"{current}/{part}"
-        if missing:
-            current = candidate
-            continue
-        try:
-            target = link_target(candidate)
-        except (FileNotFoundError, NotADirectoryError):
-            missing = True
-            current = candidate
-            continue
-        if target is None:
-            current = candidate
-            continue
-        hops += 1
-        if hops > _MAX_SYMLINKS:
-            raise SymlinkLoopError(errno.ELOOP, "too many levels of symbolic links", text)
-        if target.startswith("/"):
-            current = ""
-        pending.extend(part for part in reversed(target.split("/")) if part)
-    return current or "/"
+    return follow_links(text, probe.link_target, probe.lexists)
 
 
 def normal_path(path: str | os.PathLike[str]) -> Path:
