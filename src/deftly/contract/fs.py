@@ -283,21 +283,30 @@ class LocalProbe:
     ) -> CommandOutput:
         """See `PathProbe.run_command`."""
         variables = {**os.environ, **env} if env else None
-        try:
-            done = subprocess.run(
-                list(argv),
-                cwd=cwd,
-                env=variables,
-                capture_output=True,
-                timeout=timeout,
-                check=False,
-                stdin=subprocess.DEVNULL,
-            )
-        except subprocess.TimeoutExpired as exc:
-            raise TimeoutError(f"{argv[0]} did not finish within {timeout:g} s") from exc
-        except subprocess.SubprocessError as exc:
-            raise OSError(str(exc)) from exc
-        return CommandOutput(done.returncode, done.stdout, done.stderr)
+        return run_captured(argv, cwd=cwd, env=variables, timeout=timeout)
+
+
+def run_captured(
+    argv: Sequence[str], *, cwd: str, env: Mapping[str, str] | None, timeout: float
+) -> CommandOutput:
+    """Run a short read-only command on this machine (stdin closed, output captured):
+    the one way a probe runs `git status`. A timeout is TimeoutError, other failures to
+    run it OSError."""
+    try:
+        done = subprocess.run(
+            list(argv),
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise TimeoutError(f"{argv[0]} did not finish within {timeout:g} s") from exc
+    except subprocess.SubprocessError as exc:
+        raise OSError(str(exc)) from exc
+    return CommandOutput(done.returncode, done.stdout, done.stderr)
 
 
 LOCAL_PROBE: PathProbe = LocalProbe()

@@ -44,6 +44,7 @@ from deftly.contract.fs import (
     PathProbe,
     Process,
     follow_links,
+    run_captured,
 )
 from deftly.env.base import FS, PROCESS, PROCESS_TREE, ExecEnv, PathChanged
 from deftly.env.local import LocalEnv
@@ -310,21 +311,7 @@ class RootedProbe:
         """See `PathProbe.run_command`: run inside the rooted view."""
         self._env.check_directory(cwd)
         variables = {**self._env.environ(), **env} if env else dict(self._env.environ())
-        try:
-            done = subprocess.run(
-                self._env.wrap(argv, cwd),
-                cwd="/",
-                env=variables,
-                capture_output=True,
-                timeout=timeout,
-                check=False,
-                stdin=subprocess.DEVNULL,
-            )
-        except subprocess.TimeoutExpired as exc:
-            raise TimeoutError(f"{argv[0]} did not finish within {timeout:g} s") from exc
-        except subprocess.SubprocessError as exc:
-            raise OSError(str(exc)) from exc
-        return CommandOutput(done.returncode, done.stdout, done.stderr)
+        return run_captured(self._env.wrap(argv, cwd), cwd="/", env=variables, timeout=timeout)
 
 
 class RootedProcessTree(LocalProcessTree):
