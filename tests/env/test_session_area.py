@@ -36,6 +36,9 @@ async def test_the_runtime_spills_into_the_env_session_area(tmp_path: Path) -> N
             "Bash", {"command": "echo logged", "run_in_background": True}
         )
         assert not tasks.is_error
+        # the log is complete once the task has ended (closing would stop it sooner)
+        waited = await runtime.call("WaitFor", {"timeout": 60})
+        assert not waited.is_error and "completed" in waited.text, waited.text
     finally:
         await runtime.close()
     logs = list((tmp_path / "area").glob("*/tasks/*.log"))

@@ -9,6 +9,7 @@ import os
 import re
 import secrets
 import shutil
+import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -141,19 +142,25 @@ def _lock_shared(fd: int, deadline: float) -> None:
 def _not_a_directory(path: Path) -> bool:
     """Whether something other than a directory stands at `path` (or above it)."""
     for place in (path, *path.parents):
-        if os.path.lexists(place):
-            return not os.path.isdir(place)
+        try:
+            mode = os.lstat(place).st_mode  # one look: the place may vanish meanwhile
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        return not stat.S_ISDIR(mode)
     return False
 
 
 def _is_current(fd: int, path: Path) -> bool:
-    """Whether `fd` is still the file at `path` (not one unlinked by a pruner)."""
+    """Whether `fd` is still the file at `path` (not one unlinked by a pruner).
+
+    An unlinked file has no links left: checked too, because a new `.in-use` made at once
+    may be given the inode number the removed one had, and would then look the same."""
     try:
         here = os.stat(path, follow_symlinks=False)
     except OSError:
         return False
     mine = os.fstat(fd)
-    return (here.st_dev, here.st_ino) == (mine.st_dev, mine.st_ino)
+    return mine.st_nlink > 0 and (here.st_dev, here.st_ino) == (mine.st_dev, mine.st_ino)
 
 
 def prune_sessions(sessions: Path, *, older_than_days: float, keep: Path) -> list[Path]:
@@ -230,6 +237,12 @@ def _unless_in_use(path: Path) -> Iterator[bool]:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
+        os.close(fd)
+        yield False
+        return
+    if not _is_current(fd, path / IN_USE):
+        # The file was removed (a last holder cleaning up) after we opened it, and the
+        # session may be claimed again meanwhile: our lock guards nothing. Leave it.
         os.close(fd)
         yield False
         return
