@@ -132,6 +132,11 @@ class MountTable:
 
     # -- lexical mapping (for paths with no links left in them) ---------------------------
 
+    def has_mount_at(self, virtual: str) -> bool:
+        """Whether a mount has exactly this virtual place (not merely one above it)."""
+        place = _normal(virtual)
+        return any(mount.virtual == place for mount in self._mounts)
+
     def mount_of(self, virtual: str) -> Mount | None:
         """The innermost mount holding an absolute-normal virtual path."""
         found: Mount | None = None
@@ -386,7 +391,10 @@ class RootedEnv(ExecEnv):
                 self._private.append(private)
                 self.table.add(Mount(place, private.name))
         for folder in _system_folders(system):
-            if self.table.mount_of(folder) is None:
+            # Shown even inside another mount (an interpreter in a venv under /tmp: the
+            # private /tmp would hide deftly's rg and bubblewrap); only an explicit mount
+            # of that very place wins.
+            if not self.table.has_mount_at(folder):
                 self.table.add(Mount(folder, folder, writable=False))
         self._bwrap = bwrap or _find_bwrap()
         self._signals = _signal_wrappers()
