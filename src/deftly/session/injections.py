@@ -35,7 +35,7 @@ class Injections:
 
     def __init__(self) -> None:
         self._pending: list[Injection] = []
-        self._sources: list[InjectionSource] = []
+        self._sources: list[tuple[InjectionSource, str | None]] = []
         self._lock = threading.Lock()
 
     def push(self, kind: str, text: str) -> None:
@@ -43,15 +43,18 @@ class Injections:
         with self._lock:
             self._pending.append(Injection(kind, text))
 
-    def add_source(self, source: InjectionSource) -> Callable[[], None]:
-        """Ask `source` at every drain; returns the way to stop asking."""
+    def add_source(self, source: InjectionSource, kind: str | None = None) -> Callable[[], None]:
+        """Ask `source` at every drain; returns the way to stop asking. `kind`: the one
+        kind it yields, so a drain that does not take that kind does not ask it (a
+        drain after every tool result stays cheap); None: it may yield any kind."""
+        entry = (source, kind)
         with self._lock:
-            self._sources.append(source)
+            self._sources.append(entry)
 
         def remove() -> None:
             with self._lock:
-                if source in self._sources:
-                    self._sources.remove(source)
+                if entry in self._sources:
+                    self._sources.remove(entry)
 
         return remove
 
@@ -62,7 +65,13 @@ class Injections:
         stay for a later drain). A source that raises is logged and skipped.
         """
         with self._lock:
-            sources = tuple(self._sources)
+            sources = [
+                source
+                for source, kind in self._sources
+                if kind is None or kinds is None or kinds(kind)
+            ]
+            if not sources and not self._pending:
+                return []
         gathered: list[Injection] = []
         for source in sources:
             try:

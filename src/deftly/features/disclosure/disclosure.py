@@ -94,7 +94,7 @@ class DeferredTools:
         self._announced: set[str] = set()
         self.injections = injections
         if injections is not None:
-            injections.add_source(self.pending_injections)
+            injections.add_source(self.pending_injections, DEFERRED_TOOLS_KIND)
 
     # -- what is deferred ----------------------------------------------------------------
 

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict
 from deftly.execution.events import Event, ToolCallFinished
 from deftly.features.api import AgentContext, Feature
 from deftly.features.disclosure import CONTRIBUTIONS
-from deftly.features.disclosure.disclosure import DeferredTools
+from deftly.features.disclosure.disclosure import DEFERRED_TOOLS_KIND, DeferredTools
 from deftly.registry.contribution import ToolContribution
 
 
@@ -37,7 +37,9 @@ class DisclosureFeature(Feature):
         # The announcement is one of the agent's injection sources (until close: a restart
         # builds a new DeferredTools on the same channel).
         deferred.injections = ctx.injections
-        ctx.closers.add_sync(ctx.injections.add_source(deferred.pending_injections))
+        ctx.closers.add_sync(
+            ctx.injections.add_source(deferred.pending_injections, DEFERRED_TOOLS_KIND)
+        )
         ctx.add_guard(deferred.guard)
         ctx.add_missing(deferred.describe_missing)
         ctx.services.provide(deferred)

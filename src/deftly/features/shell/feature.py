@@ -51,7 +51,7 @@ class ShellFeature(Feature):
             ended_here = tasks.take_notices(agent_id)
             return [Injection(TASK_FINISHED_KIND, n.message) for n in ended_here]
 
-        ctx.closers.add_sync(ctx.injections.add_source(ended))
+        ctx.closers.add_sync(ctx.injections.add_source(ended, TASK_FINISHED_KIND))
 
 
 FEATURE = ShellFeature()

@@ -765,6 +765,8 @@ class BackgroundTasks:
     def take_notices(self, owner: str | None = None) -> list[TaskNotice]:
         """The notices for the model's next turn (each is given out once): all of them,
         or only those of tasks `owner` (an agent id) started."""
+        if not self._notices:
+            return []  # asked after every result: the common case costs nothing
         notices = [
             notice
             for notice in self._notices.values()
