@@ -13,6 +13,7 @@ from deftly.contract.identity import Identity
 from deftly.execution import (
     AfterContext,
     Allow,
+    BatchStarted,
     BeforeContext,
     Event,
     Outcome,
@@ -51,8 +52,8 @@ async def test_a_batch_stamps_the_identity_in_its_turn_on_events_and_contexts(
     assert work.text == "ok" and missing.outcome is Outcome.PREFLIGHT_REJECTED
     assert [ctx.identity for ctx in contexts] == [in_turn]
     kinds = {type(event) for event in events}
-    assert kinds == {ToolCallStarted, ToolProgress, ToolCallFinished}
-    assert len(events) == 5  # Work: started, progress, finished; Missing: started, finished
+    assert kinds == {BatchStarted, ToolCallStarted, ToolProgress, ToolCallFinished}
+    assert len(events) == 6  # the batch; Work: started, progress, finished; Missing: 2
     assert all(event.identity == in_turn for event in events)
     assert seen_by_hooks == [in_turn, in_turn, in_turn]  # before Work; after each call
 

@@ -2,6 +2,7 @@
 
 from deftly.execution.calls import CallResult, Outcome, ToolCall, parse_arguments
 from deftly.execution.events import (
+    BatchStarted,
     Event,
     EventBus,
     RuntimeNotice,
@@ -10,7 +11,7 @@ from deftly.execution.events import (
     ToolProgress,
     session_wide,
 )
-from deftly.execution.executor import Executor, cancelled_text
+from deftly.execution.executor import Batch, Executor, cancelled_text
 from deftly.execution.hooks import (
     AfterContext,
     AfterHook,
@@ -31,6 +32,8 @@ __all__ = [
     "AfterContext",
     "AfterHook",
     "Allow",
+    "Batch",
+    "BatchStarted",
     "BeforeContext",
     "BeforeHook",
     "CallResult",

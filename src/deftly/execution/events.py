@@ -33,6 +33,14 @@ def session_wide(session_id: str) -> Identity:
 
 
 @dataclass(frozen=True, slots=True)
+class BatchStarted:
+    """A batch of calls opened: one model step's calls follow (they may arrive one by one,
+    and start and finish in any order, while the model still streams)."""
+
+    identity: Identity = field(default_factory=Identity)
+
+
+@dataclass(frozen=True, slots=True)
 class ToolCallStarted:
     """A call passed its checks (or was refused) and is announced, with how to show it."""
 
@@ -84,7 +92,7 @@ class RuntimeNotice:
         return self.text if isinstance(self.text, str) else self.text()
 
 
-Event: TypeAlias = ToolCallStarted | ToolProgress | ToolCallFinished | RuntimeNotice
+Event: TypeAlias = BatchStarted | ToolCallStarted | ToolProgress | ToolCallFinished | RuntimeNotice
 EventListener: TypeAlias = Callable[[Event], None]
 
 

@@ -45,7 +45,13 @@ from deftly.execution.calls import (
     ToolCall,
     parse_arguments,
 )
-from deftly.execution.events import EventBus, ToolCallFinished, ToolCallStarted, ToolProgress
+from deftly.execution.events import (
+    BatchStarted,
+    EventBus,
+    ToolCallFinished,
+    ToolCallStarted,
+    ToolProgress,
+)
 from deftly.execution.hooks import (
     AfterContext,
     AfterHook,
@@ -103,6 +109,7 @@ class _Slot:
     finished_at: float | None = None
     grace_expired: bool = False
     task: asyncio.Task[Any] | None = None
+    result: asyncio.Future[CallResult] | None = None
 
     @property
     def name(self) -> str:
@@ -171,8 +178,10 @@ class Executor:
         if not calls:
             return []
         token = cancel or CancelToken()
-        identity = self.identity if turn_id is None else self.identity.in_turn(turn_id)
-        inner = asyncio.ensure_future(self._run(list(calls), token, identity))
+        batch = self.open_batch(cancel=token, turn_id=turn_id)
+        for call in calls:
+            batch.add(call)
+        inner = asyncio.ensure_future(batch.results())
         try:
             return await asyncio.shield(inner)
         except asyncio.CancelledError:
@@ -181,33 +190,12 @@ class Executor:
                 await inner
             raise
 
-    async def _run(
-        self, calls: list[ToolCall], cancel: CancelToken, identity: Identity
-    ) -> list[CallResult]:
-        slots = [self._preflight(i, call, identity) for i, call in enumerate(calls)]
-        await self._prepare_all(slots, calls, cancel)
-        scheduler = Scheduler()
-        running: set[_Slot] = set()
-        watcher = asyncio.ensure_future(self._watch(cancel, running))
-        try:
-            finals: list[asyncio.Future[CallResult]] = []
-            for slot in slots:
-                if slot.settled is not None:
-                    finals.append(asyncio.ensure_future(self._finalize(slot, *slot.settled)))
-                    continue
-                assert slot.execution is not None
-                # One task per call runs it and finalizes it; the call keeps its accesses
-                # until its after-hooks are done (a formatter hook finishes before the next
-                # edit of the same file starts).
-                finals.append(
-                    scheduler.submit(
-                        slot.execution.accesses,
-                        functools.partial(self._execute_and_finalize, slot, cancel, running),
-                    )
-                )
-            return list(await asyncio.gather(*finals))
-        finally:
-            watcher.cancel()
+    def open_batch(self, *, cancel: CancelToken | None = None, turn_id: str | None = None) -> Batch:
+        """A batch whose calls arrive one at a time (streaming dispatch): `add` each call
+        the moment its arguments are complete, then await `results()`. The guarantees are
+        those of `run_batch`, which is this with every call added at once."""
+        identity = self.identity if turn_id is None else self.identity.in_turn(turn_id)
+        return Batch(self, cancel or CancelToken(), identity)
 
     # -- phase 1: preflight --------------------------------------------------------------
 
@@ -264,36 +252,6 @@ class Executor:
         return f'There is no tool named "{name}".{hint} Call one of the tools you were given.'
 
     # -- phase 2: prepare ----------------------------------------------------------------
-
-    async def _prepare_all(
-        self, slots: list[_Slot], calls: list[ToolCall], cancel: CancelToken
-    ) -> None:
-        stopped_by: str | None = None
-        for slot in slots:
-            if slot.settled is None and stopped_by is not None:
-                slot.settled = (
-                    ToolResult.error(
-                        f'Skipped: the earlier call to "{stopped_by}" ended this batch, so '
-                        "this call was not run."
-                    ),
-                    Outcome.SKIPPED,
-                )
-            if slot.settled is None and cancel.cancelled:
-                slot.settled = (
-                    ToolResult.error(cancelled_text(slot.name, cancel)),
-                    Outcome.CANCELLED,
-                )
-            if slot.settled is None:
-                await self._prepare(slot, calls, cancel)
-            self._announce(slot)
-            if slot.settled is None:
-                assert slot.execution is not None
-                if slot.execution.stop_batch_after_this:
-                    stopped_by = slot.name
-            elif (
-                slot.settled[1] in (Outcome.SYNTHETIC, Outcome.VETOED) and slot.settled[0].stop_turn
-            ):
-                stopped_by = slot.name
 
     async def _prepare(self, slot: _Slot, calls: list[ToolCall], cancel: CancelToken) -> None:
         assert slot.entry is not None
@@ -490,6 +448,117 @@ class Executor:
             if replacement is not None:
                 result = normalize_result(slot.name, coerce_result(slot.name, replacement))
         return result
+
+
+class Batch:
+    """One batch of calls that arrive one at a time (see `Executor.open_batch`).
+
+    `add` does the preflight at once (no I/O) and queues the call; one worker prepares the
+    calls strictly in arrival order (resolve, before-hooks, approvals, announcement) and
+    hands each to the batch's scheduler as soon as it is prepared, so a call starts while
+    later ones are still arriving, and never overtakes an earlier call it conflicts with.
+    """
+
+    def __init__(self, executor: Executor, cancel: CancelToken, identity: Identity) -> None:
+        self._executor = executor
+        self.cancel = cancel
+        self.identity = identity
+        self._calls: list[ToolCall] = []
+        self._results: list[asyncio.Future[CallResult]] = []
+        self._queue: asyncio.Queue[_Slot | None] = asyncio.Queue()
+        self._scheduler = Scheduler()
+        self._running: set[_Slot] = set()
+        self._stopped_by: str | None = None
+        self._closed = False
+        executor.events.emit(BatchStarted(identity))
+        self._worker = asyncio.ensure_future(self._prepare_in_order())
+        self._watcher = asyncio.ensure_future(executor._watch(cancel, self._running))
+
+    @property
+    def calls(self) -> Sequence[ToolCall]:
+        """The calls added so far, in order."""
+        return self._calls
+
+    def add(self, call: ToolCall) -> asyncio.Future[CallResult]:
+        """Queue `call` (its arguments complete); returns the future of its result."""
+        if self._closed:
+            raise RuntimeError("this batch is closed: open a new one for more calls")
+        slot = self._executor._preflight(len(self._calls), call, self.identity)
+        self._calls.append(call)
+        result: asyncio.Future[CallResult] = asyncio.get_running_loop().create_future()
+        slot.result = result
+        self._results.append(result)
+        self._queue.put_nowait(slot)
+        return result
+
+    async def results(self) -> list[CallResult]:
+        """Close the batch and wait for every call; results in the order added."""
+        self._closed = True
+        self._queue.put_nowait(None)
+        try:
+            await self._worker
+            return list(await asyncio.gather(*self._results))
+        finally:
+            self._watcher.cancel()
+
+    async def _prepare_in_order(self) -> None:
+        while (slot := await self._queue.get()) is not None:
+            try:
+                inner = await self._admit(slot)
+            except BaseException as exc:
+                assert slot.result is not None
+                if not slot.result.done():
+                    slot.result.set_exception(exc)
+                raise
+            _chain(inner, slot.result)
+
+    async def _admit(self, slot: _Slot) -> asyncio.Future[CallResult]:
+        executor, cancel = self._executor, self.cancel
+        if slot.settled is None and self._stopped_by is not None:
+            slot.settled = (
+                ToolResult.error(
+                    f'Skipped: the earlier call to "{self._stopped_by}" ended this batch, so '
+                    "this call was not run."
+                ),
+                Outcome.SKIPPED,
+            )
+        if slot.settled is None and cancel.cancelled:
+            slot.settled = (ToolResult.error(cancelled_text(slot.name, cancel)), Outcome.CANCELLED)
+        if slot.settled is None:
+            await executor._prepare(slot, self._calls, cancel)
+        executor._announce(slot)
+        if slot.settled is not None:
+            result, outcome = slot.settled
+            if outcome in (Outcome.SYNTHETIC, Outcome.VETOED) and result.stop_turn:
+                self._stopped_by = slot.name
+            return asyncio.ensure_future(executor._finalize(slot, result, outcome))
+        assert slot.execution is not None
+        if slot.execution.stop_batch_after_this:
+            self._stopped_by = slot.name
+        # One task per call runs it and finalizes it; the call keeps its accesses until its
+        # after-hooks are done (a formatter hook finishes before the next edit of the same
+        # file starts).
+        return self._scheduler.submit(
+            slot.execution.accesses,
+            functools.partial(executor._execute_and_finalize, slot, cancel, self._running),
+        )
+
+
+def _chain(source: asyncio.Future[CallResult], target: asyncio.Future[CallResult] | None) -> None:
+    """Settle `target` with whatever `source` ends with."""
+    assert target is not None
+
+    def settle(done: asyncio.Future[CallResult]) -> None:
+        if target.done():
+            return
+        if done.cancelled():
+            target.cancel()
+        elif (exc := done.exception()) is not None:
+            target.set_exception(exc)
+        else:
+            target.set_result(done.result())
+
+    source.add_done_callback(settle)
 
 
 async def _awaited(value: object) -> object:

@@ -15,7 +15,7 @@ from typing import ClassVar
 
 from deftly.contract.result import ToolResult
 from deftly.execution.calls import ToolCall
-from deftly.execution.events import Event, ToolCallFinished, ToolCallStarted
+from deftly.execution.events import BatchStarted, Event
 from deftly.execution.hooks import BeforeContext, Decision, HookOrder, Veto
 from deftly.features.api import AgentContext, Feature, SessionContext
 from deftly.features.skills import CONTRIBUTIONS
@@ -59,10 +59,8 @@ class SkillsFeature(Feature):
             identity = getattr(event, "identity", None)
             if identity is not None and identity.agent_id != ctx.agent_id:
                 return  # another agent's call
-            if isinstance(event, ToolCallStarted):
-                service.nesting.call_started()
-            elif isinstance(event, ToolCallFinished):
-                service.nesting.call_finished()
+            if isinstance(event, BatchStarted):
+                service.nesting.next_step()
 
         def skill_limit(call: ToolCall, entry: RegisteredTool) -> str | None:
             """A running skill's allowed-tools (loading another skill stays possible)."""

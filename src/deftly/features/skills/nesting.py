@@ -13,9 +13,9 @@ kept per model *step* (one batch of tool calls):
 Loads at depth `max_depth` (3) and beyond are refused. A refused attempt still counts as a
 load at its depth, so retrying at once stays refused; doing any other work first clears it.
 
-Steps are reported by the host: the runtime calls `call_started` and `call_finished` from
-its executor's events (a batch announces all its calls before any of them finishes). A
-host without events may call `next_step()` itself.
+Steps are reported by the host: the skills feature closes the step whenever the agent's
+executor opens a batch (`BatchStarted`), which is one model step whether its calls came at
+once or streamed in one by one. A host without an executor may call `next_step()` itself.
 """
 
 from __future__ import annotations
@@ -34,23 +34,11 @@ class SkillNesting:
         self._lock = threading.Lock()
         self._previous: int | None = None  # deepest load of the last finished step
         self._current: int | None = None  # deepest load of the step under way
-        self._finishing = False  # a call of the current step has finished
 
     # -- step boundaries -----------------------------------------------------------------
 
-    def call_started(self) -> None:
-        """A call was announced. The first one after calls finished opens a new step."""
-        with self._lock:
-            if self._finishing:
-                self._close_step()
-
-    def call_finished(self) -> None:
-        """A call finished: the next call announced opens a new step."""
-        with self._lock:
-            self._finishing = True
-
     def next_step(self) -> None:
-        """Close the current step (for hosts that do not report calls)."""
+        """Close the current step: a new batch (model step) begins."""
         with self._lock:
             self._close_step()
 
@@ -59,12 +47,10 @@ class SkillNesting:
         with self._lock:
             self._previous = None
             self._current = None
-            self._finishing = False
 
     def _close_step(self) -> None:
         self._previous = self._current
         self._current = None
-        self._finishing = False
 
     # -- loads ---------------------------------------------------------------------------
 
