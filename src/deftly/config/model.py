@@ -11,6 +11,7 @@ from deftly.config.base import Section
 from deftly.config.files import FilesConfig
 from deftly.config.hooks import HooksConfig
 from deftly.config.mcp import McpConfig
+from deftly.config.models import LoopConfig, ModelSettings
 from deftly.config.output import OutputConfig
 from deftly.config.permissions import PermissionsConfig
 from deftly.config.session import SessionConfig
@@ -38,6 +39,9 @@ class DeftlyConfig(Section):
     mcp: McpConfig = Field(default_factory=McpConfig)
     skills: SkillsConfig = Field(default_factory=SkillsConfig)
     session: SessionConfig = Field(default_factory=SessionConfig)
+    model: ModelSettings = Field(default_factory=ModelSettings)
+    models: dict[str, ModelSettings] = Field(default_factory=dict)
+    loop: LoopConfig = Field(default_factory=LoopConfig)
     _feature_sections: dict[type[Section], Section] = PrivateAttr(default_factory=dict)
 
     def section(self, model: type[S]) -> S:
