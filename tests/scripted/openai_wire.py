@@ -8,7 +8,8 @@ Quirks (`Reply.quirks`), each seen on a real server:
 - "usage_in_every_chunk": usage on every chunk, growing (some Ollama versions);
 - "usage_final_chunk": usage only on the last chunk with choices (no separate chunk);
 - "reasoning_field": reasoning as `reasoning` instead of `reasoning_content` (OpenRouter);
-- "no_role": no `role` in the first delta.
+- "no_role": no `role` in the first delta;
+- "missing_index": no `index` on tool-call deltas (some Gemini and proxy versions).
 """
 
 from __future__ import annotations
@@ -102,6 +103,10 @@ def stream_events(reply: Reply, model: str, step: int, include_usage: bool) -> l
                         part["function"]["name"] = item.name
                     events.append(_chunk(model, delta({"tool_calls": [part]})))
             call_index += 1
+    if "missing_index" in reply.quirks:
+        for event in events:
+            for entry in event["choices"][0]["delta"].get("tool_calls", ()):
+                entry.pop("index", None)
     if "usage_in_every_chunk" in reply.quirks and reply.usage is not None:
         for n, event in enumerate(events):
             event["usage"] = _usage(reply, output=n + 1)

@@ -1,0 +1,197 @@
+"""Streamed (and whole) replies from the real `openai` SDK against the scripted server:
+text, reasoning, tool calls over many chunks, and every quirk real servers have."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from deftly.providers import (
+    Finish,
+    Message,
+    ReasoningDelta,
+    TextDelta,
+    ToolCallDelta,
+    ToolCallEnd,
+    ToolCallRequest,
+    ToolCallStart,
+    Usage,
+    UsageReport,
+    collect,
+)
+from tests.providers.openai.helpers import kinds, parts, provider, request
+from tests.scripted.script import Call, Reply, Say, Think, calls, say
+from tests.scripted.server import ModelServer
+
+STREAMED = pytest.mark.parametrize("stream", [True, False], ids=["streamed", "whole"])
+
+
+def _calls(items: list[object]) -> list[ToolCallRequest]:
+    return [p.call for p in items if isinstance(p, ToolCallEnd)]
+
+
+def _text(items: list[object]) -> str:
+    return "".join(p.text for p in items if isinstance(p, TextDelta))
+
+
+@STREAMED
+async def test_text_reasoning_and_two_calls_come_back_whole(stream: bool) -> None:
+    script = [
+        Reply(
+            (
+                Think("let me look"),
+                Say("Reading both."),
+                Call("Read", {"path": "a.txt"}),
+                Call("Read", {"path": "b.txt"}),
+            ),
+            chunk=3,
+            usage=(120, 30),
+        )
+    ]
+    with ModelServer(script) as server:
+        got = await parts(server, stream=stream)
+    assert "".join(p.text for p in got if isinstance(p, ReasoningDelta)) == "let me look"
+    assert _text(got) == "Reading both."
+    assert _calls(got) == [
+        ToolCallRequest("call_0_0", "Read", '{"path": "a.txt"}'),
+        ToolCallRequest("call_0_1", "Read", '{"path": "b.txt"}'),
+    ]
+    assert got[-2:] == [UsageReport(Usage(120, 30)), Finish("tool_calls", "tool_calls")]
+
+
+async def test_a_call_ends_before_the_next_calls_deltas_are_read() -> None:
+    script = [calls(Call("Read", {"path": "a.txt"}), Call("Read", {"path": "b" * 40}), chunk=4)]
+    with ModelServer(script) as server:
+        got = await parts(server)
+    end0 = got.index(next(p for p in got if isinstance(p, ToolCallEnd) and p.index == 0))
+    start1 = got.index(next(p for p in got if isinstance(p, ToolCallStart) and p.index == 1))
+    deltas1 = [i for i, p in enumerate(got) if isinstance(p, ToolCallDelta) and p.index == 1]
+    assert end0 < start1 < deltas1[0]
+    assert len(deltas1) > 5  # call 1 really streamed in many pieces after call 0 ended
+
+
+class _Gate(threading.Event):
+    """A gate that gives up after a few seconds and remembers whether it had to."""
+
+    timed_out = False
+
+    def wait(self, timeout: float | None = None) -> bool:
+        opened = super().wait(5)
+        self.timed_out = self.timed_out or not opened
+        return opened
+
+
+async def test_the_end_of_call_zero_is_yielded_while_the_server_still_streams() -> None:
+    gate = _Gate()  # the server holds its finish chunk until the gate opens
+    script = [calls(Call("Read", {"path": "a.txt"}), Call("Read", {"path": "b.txt"}), gate=gate)]
+    with ModelServer(script) as server:
+        chat = provider(server)
+        ended: list[int] = []
+        async for part in chat.stream(request()):
+            if isinstance(part, ToolCallEnd):
+                ended.append(part.index)
+                gate.set()
+        await chat.aclose()
+    assert ended == [0, 1]
+    assert not gate.timed_out  # call 0 ended before the server sent its finish
+
+
+async def test_text_after_a_call_ends_it() -> None:
+    script = [Reply((Call("Read", {"path": "a"}), Say("and more")))]
+    with ModelServer(script) as server:
+        got = await parts(server)
+    end = next(i for i, p in enumerate(got) if isinstance(p, ToolCallEnd))
+    text = next(i for i, p in enumerate(got) if isinstance(p, TextDelta))
+    assert end < text
+
+
+@STREAMED
+@pytest.mark.parametrize(
+    "quirk",
+    [
+        "repeat_id_name",
+        "whole_arguments",
+        "no_role",
+        "usage_final_chunk",
+        "usage_in_every_chunk",
+        "reasoning_field",
+        "missing_index",
+    ],
+)
+async def test_server_quirks_give_the_same_reply(quirk: str, stream: bool) -> None:
+    script = [
+        Reply(
+            (Think("hmm"), Say("ok"), Call("Read", {"path": "a.txt"}), Call("Grep", {"q": "x"})),
+            chunk=5,
+            usage=(50, 7),
+            quirks=frozenset({quirk}),
+        )
+    ]
+    with ModelServer(script) as server:
+        chat = provider(server, stream=stream)
+        reply = await collect(chat.stream(request()))
+        await chat.aclose()
+    assert reply.message.text == "ok"
+    assert [(c.id, c.name, c.arguments) for c in reply.message.tool_calls] == [
+        ("call_0_0", "Read", '{"path": "a.txt"}'),
+        ("call_0_1", "Grep", '{"q": "x"}'),
+    ]
+    assert reply.usage == Usage(50, 7)
+    assert reply.message.parts[0].text == "hmm"
+
+
+@STREAMED
+async def test_missing_and_repeated_ids_are_made_unique_in_the_conversation(stream: bool) -> None:
+    earlier = Message("assistant", tool_calls=(ToolCallRequest("call_0", "Read", "{}"),))
+    history = [Message.user("hi"), earlier, Message("tool", tool_call_id="call_0")]
+    script = [
+        calls(Call("Read", {"path": "a"}), Call("Read", {"path": "b"}), quirks=frozenset({q}))
+        for q in ("same_id", "missing_ids")
+    ]
+    with ModelServer(script) as server:
+        same = _calls(await parts(server, request(*history), stream=stream))
+        history += [Message("assistant", tool_calls=tuple(same))]
+        history += [Message("tool", tool_call_id=c.id) for c in same]
+        missing = _calls(await parts(server, request(*history), stream=stream))
+    ids = [c.id for c in same + missing]
+    assert "call_0" not in ids and len(set(ids)) == 4
+    assert all(ids)
+
+
+@STREAMED
+async def test_usage_absent_gives_no_usage_report(stream: bool) -> None:
+    with ModelServer([say("hello", usage=None)]) as server:
+        got = await parts(server, stream=stream)
+    assert kinds(got)[-1] == "Finish" and "UsageReport" not in kinds(got)
+    assert _text(got) == "hello"
+
+
+@STREAMED
+async def test_empty_arguments_become_an_empty_object(stream: bool) -> None:
+    with ModelServer([calls(Call("Now", ""))]) as server:
+        got = await parts(server, stream=stream)
+    assert _calls(got) == [ToolCallRequest("call_0_0", "Now", "{}")]
+
+
+async def test_malformed_arguments_are_passed_on_exactly_as_streamed() -> None:
+    with ModelServer([calls(Call("Read", '{"path": "a'))]) as server:
+        got = await parts(server)
+    assert _calls(got)[0].arguments == '{"path": "a'
+
+
+@STREAMED
+@pytest.mark.parametrize(
+    ("wire", "reason"),
+    [("stop", "end_turn"), ("length", "max_tokens"), ("content_filter", "filtered")],
+)
+async def test_finish_reasons_are_mapped(stream: bool, wire: str, reason: str) -> None:
+    with ModelServer([say("partial", finish=wire)]) as server:
+        got = await parts(server, stream=stream)
+    assert got[-1] == Finish(reason, wire)  # type: ignore[arg-type]
+
+
+async def test_stop_after_tool_calls_still_means_tool_calls() -> None:
+    with ModelServer([calls(Call("Read", {"path": "a"}), finish="stop")]) as server:
+        got = await parts(server)
+    assert got[-1] == Finish("tool_calls", "stop")
