@@ -61,6 +61,15 @@ class ModelSettings(Section):
         ),
     )
     timeout: float = Field(600.0, gt=0, description="Seconds one request may take.")
+    reasoning_echo: Literal["auto", "tool_calls", "always", "never"] = Field(
+        "auto",
+        description=(
+            "openai only: when the model's reasoning is sent back as `reasoning_content`: "
+            '"tool_calls" on assistant messages that call tools (Kimi thinking models need '
+            'it), "always", "never" (DeepSeek\'s reasoner refuses it), "auto": "tool_calls" '
+            'for Kimi/Moonshot models or endpoints, else "never".'
+        ),
+    )
 
 
 class LoopConfig(Section):
