@@ -38,6 +38,7 @@ from deftly.cli.permissions import (
 )
 from deftly.cli.plain import plain_call, plain_tools
 from deftly.cli.render import call_json, render_call, stream_output, tools_table
+from deftly.cli.run import run_command
 from deftly.cli.skills import skills_app
 from deftly.cli.trust import trust_command
 from deftly.contract.json_scan import scalar, top_level_fields
@@ -302,6 +303,7 @@ def batch_command(
     raise typer.Exit(run_async(main))
 
 
+app.command("run")(run_command)
 app.command("serve")(mcp_cli.serve_command)
 app.command("permissions")(permissions_command)
 app.command("trust")(trust_command)

@@ -164,9 +164,11 @@ def build_runtime(
     approver: Approver | None = None,
     trust: bool = False,
     ask_trust: bool = False,
+    session_id: str | None = None,
 ) -> Runtime:
     """`trust`: the --trust option (this run only). `ask_trust`: at a terminal, ask once
-    whether to trust a workspace whose own config needs it (yes records it)."""
+    whether to trust a workspace whose own config needs it (yes records it). `session_id`:
+    attach to that session (`deftly run --resume`), else a new one."""
     if mode is not None and mode not in ("manual", "yolo", "auto"):
         raise UsageError(f"unknown mode {mode!r}; use manual, yolo or auto")
     if approver is None and not yes:
@@ -174,7 +176,12 @@ def build_runtime(
     if not trust and ask_trust and interactive and sys.stdin.isatty() and sys.stderr.isatty():
         ask_to_trust(workspace, err, sys.stdin)
     runtime = Runtime(
-        workspace, mode=mode, approve_asks=yes, approver=approver, trust=True if trust else None
+        workspace,
+        mode=mode,
+        approve_asks=yes,
+        approver=approver,
+        trust=True if trust else None,
+        session_id=session_id,
     )
     for path in mcp_config or ():
         runtime.add_mcp_config(path)
