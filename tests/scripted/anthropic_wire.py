@@ -1,4 +1,13 @@
-"""A scripted reply in the Anthropic messages wire format (streamed or whole)."""
+"""A scripted reply in the Anthropic messages wire format (streamed or whole).
+
+Quirks (`Reply.quirks`):
+- "cache_read=N", "cache_write=N": prompt-cache usage (`cache_read_input_tokens`,
+  `cache_creation_input_tokens`) beside `input_tokens`, as the API reports it;
+- "usage_in_delta": `message_delta` repeats the input and cache counts (newer API versions);
+- "redacted": each `Think` is sent as a `redacted_thinking` block whose data is its text;
+- "error_event=TYPE": an `error` event of that type (e.g. overloaded_error) after the first
+  block's first delta, and then the stream ends (the API fails mid-reply like this).
+"""
 
 from __future__ import annotations
 
@@ -18,13 +27,33 @@ def _usage(reply: Reply) -> tuple[int, int]:
     return reply.usage if reply.usage is not None else (0, 0)
 
 
+def _quirk(reply: Reply, name: str) -> str | None:
+    for quirk in reply.quirks:
+        key, _, value = quirk.partition("=")
+        if key == name:
+            return value
+    return None
+
+
+def _cache(reply: Reply) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for name, field in (
+        ("cache_read", "cache_read_input_tokens"),
+        ("cache_write", "cache_creation_input_tokens"),
+    ):
+        value = _quirk(reply, name)
+        if value is not None:
+            out[field] = int(value)
+    return out
+
+
 def _call_id(call: Call, index: int, step: int) -> str:
     return call.id or f"toolu_{step}_{index}"
 
 
 def stream_events(reply: Reply, model: str, step: int) -> list[tuple[str, dict[str, Any]]]:
     """The (event name, data) pairs of a streamed reply."""
-    prompt, completion = _usage(reply)
+    prompt = _usage(reply)[0]
     events: list[tuple[str, dict[str, Any]]] = [
         (
             "message_start",
@@ -38,7 +67,7 @@ def stream_events(reply: Reply, model: str, step: int) -> list[tuple[str, dict[s
                     "content": [],
                     "stop_reason": None,
                     "stop_sequence": None,
-                    "usage": {"input_tokens": prompt, "output_tokens": 1},
+                    "usage": {"input_tokens": prompt, "output_tokens": 1, **_cache(reply)},
                 },
             },
         )
@@ -48,6 +77,9 @@ def stream_events(reply: Reply, model: str, step: int) -> list[tuple[str, dict[s
         if isinstance(item, Say):
             block: dict[str, Any] = {"type": "text", "text": ""}
             deltas = [{"type": "text_delta", "text": c} for c in chunks(item.text, reply.chunk)]
+        elif isinstance(item, Think) and "redacted" in reply.quirks:
+            block = {"type": "redacted_thinking", "data": item.text}
+            deltas = []
         elif isinstance(item, Think):
             block = {"type": "thinking", "thinking": "", "signature": ""}
             deltas = [
@@ -83,12 +115,23 @@ def stream_events(reply: Reply, model: str, step: int) -> list[tuple[str, dict[s
             {
                 "type": "message_delta",
                 "delta": {"stop_reason": _stop_reason(reply), "stop_sequence": None},
-                "usage": {"output_tokens": completion},
+                "usage": _delta_usage(reply),
             },
         )
     )
     events.append(("message_stop", {"type": "message_stop"}))
+    error = _quirk(reply, "error_event")
+    if error is not None:
+        body = {"type": "error", "error": {"type": error, "message": f"scripted {error}"}}
+        events = [*events[: min(3, len(events) - 1)], ("error", body)]
     return events
+
+
+def _delta_usage(reply: Reply) -> dict[str, int]:
+    prompt, completion = _usage(reply)
+    if "usage_in_delta" in reply.quirks:
+        return {"input_tokens": prompt, "output_tokens": completion, **_cache(reply)}
+    return {"output_tokens": completion}
 
 
 def whole_body(reply: Reply, model: str, step: int) -> dict[str, Any]:
@@ -98,6 +141,8 @@ def whole_body(reply: Reply, model: str, step: int) -> dict[str, Any]:
     for item in reply.items:
         if isinstance(item, Say):
             content.append({"type": "text", "text": item.text})
+        elif isinstance(item, Think) and "redacted" in reply.quirks:
+            content.append({"type": "redacted_thinking", "data": item.text})
         elif isinstance(item, Think):
             content.append({"type": "thinking", "thinking": item.text, "signature": item.signature})
         else:
@@ -120,7 +165,7 @@ def whole_body(reply: Reply, model: str, step: int) -> dict[str, Any]:
         "content": content,
         "stop_reason": _stop_reason(reply),
         "stop_sequence": None,
-        "usage": {"input_tokens": prompt, "output_tokens": completion},
+        "usage": {"input_tokens": prompt, "output_tokens": completion, **_cache(reply)},
     }
 
 
