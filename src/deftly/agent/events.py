@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
+from deftly.execution.calls import CallResult
 from deftly.providers.types import Usage
 
 StopReason: TypeAlias = Literal[
@@ -122,6 +123,8 @@ class ToolResult(_Event):
     is_error: bool
     output: str
     display: dict[str, Any] | None = None
+    call: CallResult | None = field(default=None, compare=False, repr=False)
+    """The executor's whole record (display, times, outcome), for UIs; not in the JSON."""
 
     def to_json(self) -> dict[str, Any]:
         """One `--json` line."""
