@@ -9,7 +9,9 @@ Quirks (`Reply.quirks`), each seen on a real server:
 - "usage_final_chunk": usage only on the last chunk with choices (no separate chunk);
 - "reasoning_field": reasoning as `reasoning` instead of `reasoning_content` (OpenRouter);
 - "no_role": no `role` in the first delta;
-- "missing_index": no `index` on tool-call deltas (some Gemini and proxy versions).
+- "missing_index": no `index` on tool-call deltas (some Gemini and proxy versions);
+- "garbled": an event mid-stream whose data is not JSON (a proxy cutting a line);
+- "error_event": an `{"error": ...}` event mid-stream (vLLM, OpenRouter on a failure).
 """
 
 from __future__ import annotations
@@ -110,6 +112,11 @@ def stream_events(reply: Reply, model: str, step: int, include_usage: bool) -> l
     if "usage_in_every_chunk" in reply.quirks and reply.usage is not None:
         for n, event in enumerate(events):
             event["usage"] = _usage(reply, output=n + 1)
+    if "garbled" in reply.quirks:
+        events.insert(len(events) // 2, '{"id": "chatcmpl-scripted", "choi')
+    if "error_event" in reply.quirks:
+        error = {"error": {"message": "upstream model crashed", "type": "server_error"}}
+        events.insert(len(events) // 2, error)
     final = _chunk(model, delta({}), _finish(reply))
     if reply.usage is not None and (
         "usage_final_chunk" in reply.quirks or "usage_in_every_chunk" in reply.quirks
@@ -170,9 +177,10 @@ def error_body(status: int, message: str) -> dict[str, Any]:
     return {"error": {"message": message, "type": "scripted_error", "code": status}}
 
 
-def sse(event: dict[str, Any]) -> bytes:
-    """One server-sent event."""
-    return b"data: " + json.dumps(event).encode() + b"\n\n"
+def sse(event: dict[str, Any] | str) -> bytes:
+    """One server-sent event (a string is sent as it is: garbled data)."""
+    data = event if isinstance(event, str) else json.dumps(event)
+    return b"data: " + data.encode() + b"\n\n"
 
 
 DONE = b"data: [DONE]\n\n"

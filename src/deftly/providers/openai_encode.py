@@ -2,8 +2,10 @@
 OpenAI-compatible server accepts.
 
 - An assistant message always carries `content` as a string: `""` when it only calls
-  tools. OpenAI accepts `null`, but llama.cpp's and vLLM's chat templates and several
-  proxies refuse it (or crash concatenating None); every server tried accepts `""`.
+  tools. OpenAI accepts `null`, but llama.cpp ("Expected 'content' to be a string or an
+  array", ggml-org/llama.cpp#13471), LM Studio and llama-cpp-python refuse it, and vLLM /
+  SGLang gateways refuse a missing `content` key or an empty list; `""` is accepted by all
+  of them and by OpenAI and DeepSeek (checked against its API in agentjido/req_llm#966).
 - Reasoning goes back as `reasoning_content` only where a server needs it (`echo`):
   Kimi's thinking models refuse an assistant tool-call message without it; DeepSeek's
   reasoner refuses it in input; OpenAI ignores it. See `reasoning_echo`.
