@@ -110,7 +110,7 @@ def run_command(
             from deftly.cli.run_interactive import HeldApprover
             from deftly.cli.run_live import LiveRenderer
 
-            renderer = LiveRenderer(console)
+            renderer = LiveRenderer(console, root=str(workspace))
             renderer.max_steps = max_steps
             if not yes:
                 approver = HeldApprover(TerminalApprover(), renderer)
@@ -146,7 +146,12 @@ def run_command(
                 show: Callable[[AgentEvent], None] = (
                     JsonRenderer(sys.stdout)
                     if as_json
-                    else PrintRenderer(sys.stdout, sys.stderr, max_steps=max_steps)
+                    else PrintRenderer(
+                        sys.stdout,
+                        sys.stderr,
+                        max_steps=max_steps,
+                        root=str(runtime.workspace_path),
+                    )
                 )
                 return await _one_turn(agent, text, show)
 

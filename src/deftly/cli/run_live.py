@@ -37,6 +37,7 @@ from deftly.cli.render import render_display
 from deftly.cli.run_render import (
     ERROR_MARK,
     OK_MARK,
+    QUIET_NOTICES,
     arguments_summary,
     display_summary,
     one_line,
@@ -75,9 +76,12 @@ def raw_rows(text: str, width: int) -> int:
 class LiveRenderer:
     """Renders one session's turns on `console` (stdout)."""
 
-    def __init__(self, console: Console, *, agent_id: str = "main") -> None:
+    def __init__(
+        self, console: Console, *, agent_id: str = "main", root: str | None = None
+    ) -> None:
         self.console = console
         self.agent_id = agent_id
+        self.root = root
         self._raw = ""  # the text run streamed raw so far
         self._raw_kind: str | None = None  # "text" or "reasoning" while a run is open
         self._closed_runs = 0  # runs ended early (a call came first); their Text is skipped
@@ -166,7 +170,7 @@ class LiveRenderer:
             case ContextChanged(kind=kind, tokens_before=tokens):
                 what = "old tool outputs elided" if kind == "elided" else "older turns compacted"
                 self._line(f"[dim]… context: {what} (was {tokens:,} tokens)[/dim]")
-            case Notice(text=text):
+            case Notice(kind=kind, text=text) if kind not in QUIET_NOTICES:
                 self._line(f"[dim]… {escape(text)}[/dim]")
             case TurnEnded():
                 self._ended(event)
@@ -209,7 +213,9 @@ class LiveRenderer:
             return
         self.end_run()
         self._headers.add(call_id)
-        said = display_summary(display) or arguments_summary(self._arguments.get(call_id))
+        said = display_summary(display, self.root)
+        if not said:
+            said = arguments_summary(self._arguments.get(call_id))
         detail = f"  [dim]{escape(one_line(said))}[/dim]" if said else ""
         self.console.print(
             f"[bold cyan]●[/bold cyan] [bold]{escape(name)}[/bold]{detail}", highlight=False

@@ -42,7 +42,7 @@ ERROR_MARK = "✗"
 _SUMMARY_CHARS = 100
 
 INTERRUPTED = 130
-_TELLING_KEYS = ("command", "path", "file_path", "pattern", "query", "url", "skill", "prompt")
+_TELLING_KEYS = ("command", "pattern", "query", "path", "file_path", "url", "skill", "prompt")
 
 
 def exit_code(end: TurnEnded) -> int:
@@ -85,15 +85,28 @@ def one_line(text: str, limit: int = _SUMMARY_CHARS) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
-def display_summary(display: Display | None) -> str | None:
-    """What a call works on, in a few words: the command, the path, the search."""
+QUIET_NOTICES = frozenset({"permission"})
+"""Notices kept out of the text views: each call's permission record (its ✓ or ✗ line
+says how it went; --json still has them)."""
+
+
+def relative(path: str, root: str | None) -> str:
+    """`path` inside the workspace `root` as a relative path, else as it is."""
+    if root and path.startswith(root.rstrip("/") + "/"):
+        return path[len(root.rstrip("/")) + 1 :]
+    return path
+
+
+def display_summary(display: Display | None, root: str | None = None) -> str | None:
+    """What a call works on, in a few words: the command, the path (relative to the
+    workspace `root`), the search."""
     match display:
         case CommandDisplay(command=command):
             return command
         case FileIODisplay(path=path, detail=detail):
-            return path + (f" {detail}" if detail else "")
+            return relative(path, root) + (f" {detail}" if detail else "")
         case DiffDisplay(path=path):
-            return path
+            return relative(path, root)
         case SearchDisplay(query=query, scope=scope):
             return repr(query) + (f" in {scope}" if scope else "")
         case UrlFetchDisplay(url=url):
@@ -127,10 +140,10 @@ def arguments_summary(arguments: Any) -> str:
     return str(arguments) if arguments is not None else ""
 
 
-def call_summary(event: ToolResult, arguments: Any = None) -> str:
+def call_summary(event: ToolResult, arguments: Any = None, root: str | None = None) -> str:
     """`Name: what it worked on` for one finished call."""
     call = event.call
-    said = display_summary(call.display) if call is not None else None
+    said = display_summary(call.display, root) if call is not None else None
     if said is None and call is not None and call.description:
         said = call.description
     if said is None:
@@ -138,9 +151,10 @@ def call_summary(event: ToolResult, arguments: Any = None) -> str:
     return f"{event.name}: {one_line(said)}" if said else event.name
 
 
-def result_line(event: ToolResult, arguments: Any = None) -> str:
+def result_line(event: ToolResult, arguments: Any = None, root: str | None = None) -> str:
     """`✓ Read: a.txt`, or `✗ Bash: make — the first line of the error`."""
-    line = f"{ERROR_MARK if event.is_error else OK_MARK} {call_summary(event, arguments)}"
+    mark = ERROR_MARK if event.is_error else OK_MARK
+    line = f"{mark} {call_summary(event, arguments, root)}"
     if event.is_error:
         first = next((ln for ln in event.output.splitlines() if ln.strip()), "")
         if first:
@@ -153,10 +167,18 @@ class PrintRenderer:
     `answer` (stdout). Text the model wrote between tool calls is activity too; only the
     turn's final text is the answer."""
 
-    def __init__(self, answer: TextIO, activity: TextIO, *, max_steps: int | None = None) -> None:
+    def __init__(
+        self,
+        answer: TextIO,
+        activity: TextIO,
+        *,
+        max_steps: int | None = None,
+        root: str | None = None,
+    ) -> None:
         self.answer = answer
         self.activity = activity
         self.max_steps = max_steps
+        self.root = root
         self._arguments: dict[str, Any] = {}
         self._step_texts: list[str] = []
         self._step_called = False
@@ -173,7 +195,7 @@ class PrintRenderer:
                 self._arguments[call_id] = arguments
                 self._flush_texts()
             case ToolResult():
-                self._say(result_line(event, self._arguments.pop(event.id, None)))
+                self._say(result_line(event, self._arguments.pop(event.id, None), self.root))
             case StepEnded():
                 self._step_texts, self._step_called = [], False
             case Retrying(attempt=attempt, delay=delay, error=error):
@@ -183,7 +205,7 @@ class PrintRenderer:
                 self._say(
                     f"… context: {what} (was {tokens:,} tokens){': ' + detail if detail else ''}"
                 )
-            case Notice(text=text):
+            case Notice(kind=kind, text=text) if kind not in QUIET_NOTICES:
                 self._say(f"… {text}")
             case TurnEnded():
                 self._end(event)

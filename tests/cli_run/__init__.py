@@ -1,0 +1,1 @@
+"""`deftly run`: print mode, --json, the interactive session."""
