@@ -10,9 +10,10 @@ real files and processes. Start with `Runtime`:
 
 Everything a user of the library or a tool writer needs is importable from here: the
 runtime, the tool contract, approvals, events, hook decisions, the execution environment,
-the path policy's helpers and the errors. Deeper modules are the implementation; their
-names may move between versions, these do not. Importing `deftly` loads neither the MCP SDK
-nor the command line's libraries.
+the path policy's helpers and the errors, and the agent loop (`Agent`, with
+`OpenAIProvider` or `AnthropicProvider`, imported on first use). Deeper modules are the
+implementation; their names may move between versions, these do not. Importing `deftly`
+loads neither the MCP SDK, the model SDKs, nor the command line's libraries.
 """
 
 from deftly.contract import (
@@ -60,6 +61,7 @@ from deftly.execution import (
     AfterContext,
     AfterHook,
     Allow,
+    BatchStarted,
     BeforeContext,
     BeforeHook,
     CallResult,
@@ -95,17 +97,21 @@ __all__ = [
     "Accesses",
     "AfterContext",
     "AfterHook",
+    "Agent",
     "AgentCallDisplay",
     "Allow",
+    "AnthropicProvider",
     "ApprovalRequest",
     "ApprovalResponse",
     "Approver",
     "AudioPart",
     "BaseTool",
+    "BatchStarted",
     "BeforeContext",
     "BeforeHook",
     "CallResult",
     "CancelToken",
+    "ChatProvider",
     "CommandDisplay",
     "ConfigError",
     "ContentPart",
@@ -123,6 +129,7 @@ __all__ = [
     "InvalidArguments",
     "LocalEnv",
     "Mode",
+    "OpenAIProvider",
     "Outcome",
     "PathOp",
     "PathSecurityError",
@@ -155,6 +162,7 @@ __all__ = [
     "ToolResult",
     "ToolTraits",
     "ToolUpdate",
+    "TurnResult",
     "UrlFetchDisplay",
     "Veto",
     "Workspace",
@@ -163,3 +171,22 @@ __all__ = [
     "literal_rule",
     "path_rule_matcher",
 ]
+
+
+_LAZY = {
+    "Agent": ("deftly.agent.agent", "Agent"),
+    "TurnResult": ("deftly.agent.agent", "TurnResult"),
+    "ChatProvider": ("deftly.providers.base", "ChatProvider"),
+    "OpenAIProvider": ("deftly.providers.openai_chat", "OpenAIProvider"),
+    "AnthropicProvider": ("deftly.providers.anthropic_messages", "AnthropicProvider"),
+}
+"""The agent loop and the providers, imported on first use (`import deftly` stays light)."""
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        import importlib
+
+        module, attribute = _LAZY[name]
+        return getattr(importlib.import_module(module), attribute)
+    raise AttributeError(f"module 'deftly' has no attribute {name!r}")
