@@ -130,12 +130,13 @@ class OpenAIProvider:
                     kind="auth",
                     provider=NAME,
                 )
-            from openai import AsyncOpenAI
+            from openai import AsyncOpenAI, Timeout
 
             self._client = AsyncOpenAI(
                 api_key=self._api_key,
                 base_url=self.base_url,
-                timeout=self.timeout,
+                # A server that is not there should say so in seconds, not in `timeout`.
+                timeout=Timeout(self.timeout, connect=min(10.0, self.timeout)),
                 max_retries=0,
                 default_headers=self.headers or None,
             )

@@ -252,6 +252,13 @@ class ChunkDecoder:
         """The last parts (calls still open, usage, finish); raises `ProviderError` for a
         stream that broke off before its finish, or a reply with nothing in it."""
         out: list[StreamPart] = []
+        if self._raw_finish is None and self.chunks == 0:
+            raise ProviderError(
+                "The model server answered without streaming any reply. If this server "
+                "cannot stream, set stream = false in [model]; otherwise check its logs.",
+                kind="stream",
+                provider=self._provider,
+            )
         if self._raw_finish is None:
             raise ProviderError(
                 "The model's reply broke off before it finished (the server closed the "

@@ -119,7 +119,9 @@ def status_error(
         wait = errors.retry_after(headers)
         return error(
             "rate_limit",
-            f"The model server is rate-limiting requests (HTTP 429: {said}).",
+            f"The model server is rate-limiting requests (HTTP 429: {said}). Waiting and "
+            "trying again helps; if it keeps happening, run fewer agents at once or raise "
+            "the account's rate limit.",
             retry_after=wait,
         )
     if status == 529 or errors.OVERLOADED.search(words):

@@ -10,6 +10,7 @@ import pytest
 from deftly.providers import (
     Finish,
     Message,
+    ProviderError,
     ReasoningDelta,
     TextDelta,
     ToolCallDelta,
@@ -20,8 +21,9 @@ from deftly.providers import (
     UsageReport,
     collect,
 )
+from deftly.providers.openai_decode import usage_of
 from tests.providers.openai.helpers import kinds, parts, provider, request
-from tests.scripted.script import Call, Reply, Say, Think, calls, say
+from tests.scripted.script import Call, Fail, Reply, Say, Think, calls, say
 from tests.scripted.server import ModelServer
 
 STREAMED = pytest.mark.parametrize("stream", [True, False], ids=["streamed", "whole"])
@@ -117,6 +119,10 @@ async def test_text_after_a_call_ends_it() -> None:
         "usage_in_every_chunk",
         "reasoning_field",
         "missing_index",
+        "missing_index repeat_id_name",
+        "missing_index missing_ids repeat_id_name",
+        "missing_index missing_ids whole_arguments",
+        "no_role usage_in_every_chunk reasoning_field repeat_id_name",
     ],
 )
 async def test_server_quirks_give_the_same_reply(quirk: str, stream: bool) -> None:
@@ -125,7 +131,7 @@ async def test_server_quirks_give_the_same_reply(quirk: str, stream: bool) -> No
             (Think("hmm"), Say("ok"), Call("Read", {"path": "a.txt"}), Call("Grep", {"q": "x"})),
             chunk=5,
             usage=(50, 7),
-            quirks=frozenset({quirk}),
+            quirks=frozenset(quirk.split()),
         )
     ]
     with ModelServer(script) as server:
@@ -133,10 +139,12 @@ async def test_server_quirks_give_the_same_reply(quirk: str, stream: bool) -> No
         reply = await collect(chat.stream(request()))
         await chat.aclose()
     assert reply.message.text == "ok"
-    assert [(c.id, c.name, c.arguments) for c in reply.message.tool_calls] == [
-        ("call_0_0", "Read", '{"path": "a.txt"}'),
-        ("call_0_1", "Grep", '{"q": "x"}'),
+    assert [(c.name, c.arguments) for c in reply.message.tool_calls] == [
+        ("Read", '{"path": "a.txt"}'),
+        ("Grep", '{"q": "x"}'),
     ]
+    ids = [c.id for c in reply.message.tool_calls]
+    assert ids == (["call_0", "call_1"] if "missing_ids" in quirk else ["call_0_0", "call_0_1"])
     assert reply.usage == Usage(50, 7)
     assert reply.message.parts[0].text == "hmm"
 
@@ -195,3 +203,55 @@ async def test_stop_after_tool_calls_still_means_tool_calls() -> None:
     with ModelServer([calls(Call("Read", {"path": "a"}), finish="stop")]) as server:
         got = await parts(server)
     assert got[-1] == Finish("tool_calls", "stop")
+
+
+@pytest.mark.parametrize("quirks", ["missing_index missing_ids", "missing_index repeat_id_name"])
+async def test_two_calls_of_one_tool_without_index_stay_apart(quirks: str) -> None:
+    script = [
+        calls(
+            Call("Read", {"path": "a.txt"}),
+            Call("Read", {"path": "b.txt"}),
+            chunk=3,
+            quirks=frozenset(quirks.split()),
+        )
+    ]
+    with ModelServer(script) as server:
+        got = await parts(server)
+    assert [c.arguments for c in _calls(got)] == ['{"path": "a.txt"}', '{"path": "b.txt"}']
+
+
+async def test_cached_prompt_tokens_are_read_as_each_server_reports_them() -> None:
+    openai = {
+        "prompt_tokens": 10,
+        "completion_tokens": 2,
+        "prompt_tokens_details": {"cached_tokens": 8},
+    }
+    deepseek = {"prompt_tokens": 10, "completion_tokens": 2, "prompt_cache_hit_tokens": 6}
+    kimi = {"prompt_tokens": 10, "completion_tokens": 2, "cached_tokens": 4}
+    assert usage_of(openai) == Usage(10, 2, cache_read_tokens=8)
+    assert usage_of(deepseek) == Usage(10, 2, cache_read_tokens=6)
+    assert usage_of(kimi) == Usage(10, 2, cache_read_tokens=4)
+    assert usage_of(None) is None
+
+
+async def test_a_json_answer_to_a_streamed_request_says_to_turn_streaming_off() -> None:
+    with (
+        ModelServer([Fail(200, {"choices": []})]) as server,
+        pytest.raises(ProviderError) as caught,
+    ):
+        await parts(server)
+    assert caught.value.kind == "stream" and "stream = false" in caught.value.message
+
+
+async def test_a_consumer_that_stops_early_leaves_nothing_open() -> None:
+    script = [calls(Call("Read", {"path": "a" * 200}), chunk=2), say("again")]
+    with ModelServer(script) as server:
+        chat = provider(server)
+        stream = chat.stream(request())
+        async for part in stream:
+            if isinstance(part, ToolCallStart):
+                break
+        await stream.aclose()  # type: ignore[attr-defined]
+        again = await collect(chat.stream(request()))
+        await chat.aclose()
+    assert again.message.text == "again"
