@@ -25,6 +25,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Protocol
 
 from deftly.agent import events as ev
+from deftly.agent.budgets import configured_budgets
 from deftly.agent.history import project
 from deftly.agent.prompt import PromptContext, build_system_prompt, git_status, read_instructions
 from deftly.agent.render import system_block
@@ -499,7 +500,8 @@ class Agent:
             self._transcript.message(message, turn=turn, step=step)
 
     def _budget_reason(self, steps: int, usage: Usage, seconds: float) -> str | None:
-        for budget in self.budgets:
+        budgets = [*configured_budgets(self._runtime.config.loop), *self.budgets]
+        for budget in budgets:
             reason = budget.exceeded(steps=steps, usage=usage, seconds=seconds)
             if reason:
                 return reason

@@ -102,3 +102,16 @@ class LoopConfig(Section):
     keep_recent_steps: int = Field(
         4, ge=1, description="Steps kept verbatim when tool outputs are elided or turns compacted."
     )
+    max_turn_tokens: int = Field(
+        0,
+        ge=0,
+        description=(
+            "Most tokens (prompt plus reply, summed over its requests) one turn may use; "
+            'the turn then ends with stop_reason "budget" (0: no limit).'
+        ),
+    )
+    max_turn_seconds: float = Field(
+        0,
+        ge=0,
+        description='Most wall time one turn may take before it ends with "budget" (0: no limit).',
+    )

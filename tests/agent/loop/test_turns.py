@@ -166,3 +166,17 @@ async def test_the_system_prompt_is_byte_stable_across_steps_and_states_the_work
     assert len(set(systems)) == 1
     system = server.requests[0]["messages"][0]["content"]
     assert str(workspace) in system and "Always answer in haiku." in system
+
+
+async def test_a_token_budget_ends_the_turn_with_budget_and_says_why(make_runtime: Any) -> None:
+    runtime = await make_runtime(config={"loop": {"max_turn_tokens": 150}})
+    script = [calls(Call("Glob", {"pattern": "*1"})), calls(Call("Glob", {"pattern": "*2"}))]
+    with ModelServer([*script, say("summary")]) as server:
+        agent = Agent(runtime, openai_provider(server))
+        turn = await run_turn(agent, "go")
+        await agent.run("and now?")
+        await agent.aclose()
+    assert (turn.end.stop_reason, turn.end.steps) == ("budget", 2)
+    assert turn.end.error and "max_turn_tokens" in turn.end.error
+    told = [content_text(m) for m in server.requests[2]["messages"] if m["role"] == "user"]
+    assert any("its budget of 150" in t for t in told)
