@@ -6,8 +6,6 @@ from __future__ import annotations
 import tomllib
 
 import pytest
-from tests.scripted.script import say
-from tests.scripted.server import ModelServer
 
 from deftly.agent.models import (
     LOCAL_PLACEHOLDER_KEY,
@@ -19,6 +17,8 @@ from deftly.agent.models import (
 from deftly.config import DeftlyConfig
 from deftly.config.loader import parse_config
 from deftly.providers import ChatRequest, Message, OpenAIProvider, collect
+from tests.scripted.script import say
+from tests.scripted.server import ModelServer
 
 CONFIG = """
 [model]
