@@ -286,3 +286,33 @@ async def test_a_refusal_with_no_text_is_not_an_empty_reply() -> None:
 
 async def _collect(chat: AnthropicProvider, req: ChatRequest) -> ProviderReply:
     return await collect(chat.stream(req))
+
+
+async def test_non_streaming_with_a_large_output_limit_is_not_refused_by_the_sdk() -> None:
+    # the SDK refuses non-streamed requests it expects to take over 10 minutes, unless
+    # a timeout is set: the provider always sets one
+    with ModelServer([say("ok")]) as server:
+        got = await parts(server, stream=False, max_output_tokens=64000)
+    assert server.requests[0]["max_tokens"] == 64000
+    assert got[-1] == Finish("end_turn", "end_turn")
+
+
+async def test_extra_headers_are_sent() -> None:
+    with ModelServer([say("ok")]) as server:
+        await parts(server, headers={"anthropic-beta": "interleaved-thinking-2025-05-14"})
+    assert server.headers[0]["anthropic-beta"] == "interleaved-thinking-2025-05-14"
+
+
+async def test_a_stream_left_early_frees_the_connection_for_the_next_request() -> None:
+    with ModelServer([say("x" * 400, chunk=4), say("second")]) as server:
+        chat = provider(server)
+        try:
+            stream = chat.stream(request())
+            async for part in stream:
+                if isinstance(part, TextDelta):
+                    break
+            await stream.aclose()  # type: ignore[attr-defined]
+            got = [part async for part in chat.stream(request())]
+        finally:
+            await chat.aclose()
+    assert [p.text for p in got if isinstance(p, TextDelta)] == ["second"]
