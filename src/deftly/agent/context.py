@@ -184,8 +184,7 @@ class ContextKeeper:
             return Fitted(messages, None, before, "nothing to compact: no user message yet", before)
         start, keep = self._split(messages, first)
         if start is None:
-            detail = "nothing to compact: the history is only the task and its recent steps"
-            return Fitted(messages, None, before, detail, before)
+            return self._elide_all(messages, before)
         older = messages[:start]
         dropped = start - 1 if first < start else start
         task = task_parts(messages[first])
@@ -216,11 +215,27 @@ class ContextKeeper:
     def _split(self, messages: list[Message], first: int) -> tuple[int | None, int]:
         """Where the kept part starts, keeping as many of the recent steps as
         `keep_recent_steps` allows while something older is left to compact."""
-        for keep in range(self.loop.keep_recent_steps, -1, -1):
+        for keep in range(self.loop.keep_recent_steps, 0, -1):
             start = kept_start(messages, keep)
             if start > first + 1:
                 return start, keep
         return None, 0
+
+    def _elide_all(self, messages: list[Message], before: int) -> Fitted:
+        """Nothing older than the last step is left to compact: when the history is still
+        too long, its recent tool outputs are elided too."""
+        nothing = "nothing to compact: the history is only the task and its last step"
+        if before <= self.loop.compact_at * self.window:
+            return Fitted(messages, None, before, nothing, before)
+        elided, count = self._elide(messages, len(messages))
+        after = self.estimate(elided)
+        if not count:
+            return Fitted(messages, None, before, nothing, after)
+        detail = (
+            f"{nothing}; elided {count} of its tool output{'s' if count != 1 else ''} "
+            f"(about {before:,} → {after:,} tokens)"
+        )
+        return Fitted(elided, "elided", before, detail, after)
 
     async def _summary(
         self, older: list[Message], summarize: Summarizer, instructions: str | None
