@@ -131,14 +131,16 @@ def make_provider(settings: ModelSettings, environ: Mapping[str, str] = os.envir
     common: dict[str, Any] = {
         "model": settings.model,
         "api_key": api_key,
+        "api_key_env": key_env,
         "base_url": base_url,
-        "max_output_tokens": settings.max_output_tokens,
         "temperature": settings.temperature,
         "reasoning_effort": settings.reasoning_effort,
         "headers": dict(settings.headers),
         "timeout": settings.timeout,
         "stream": settings.stream,
     }
+    if settings.max_output_tokens is not None:  # else each provider's own default
+        common["max_output_tokens"] = settings.max_output_tokens
     if kind == "anthropic":
         from deftly.providers.anthropic_messages import AnthropicProvider
 
@@ -151,5 +153,4 @@ def make_provider(settings: ModelSettings, environ: Mapping[str, str] = os.envir
         **common,
         images_in_tool_results=bool(images),
         reasoning_echo=settings.reasoning_echo,
-        api_key_env=key_env,
     )

@@ -152,3 +152,28 @@ def test_a_configured_base_url_wins_over_the_env_one() -> None:
     chat = make_provider(resolve_model(config()), {"OPENAI_BASE_URL": "http://example.com/v1"})
     assert isinstance(chat, OpenAIProvider)
     assert chat.base_url == "http://localhost:11434/v1"
+
+
+async def test_an_anthropic_profile_makes_an_anthropic_provider_with_its_own_defaults() -> None:
+    from deftly.providers import AnthropicProvider
+
+    with ModelServer([say("hi")]) as server:
+        settings = resolve_model(
+            config('[models.claude]\nprovider = "anthropic"\nmodel = "c"\n'), "claude"
+        )
+        env = {"ANTHROPIC_BASE_URL": server.anthropic_url, "ANTHROPIC_API_KEY": "sk-ant"}
+        chat = make_provider(settings, env)
+        assert isinstance(chat, AnthropicProvider)
+        reply = await collect(chat.stream(ChatRequest("s", [Message.user("hi")])))
+        await chat.aclose()
+    assert reply.message.text == "hi"
+    assert server.paths[0].endswith("/v1/messages")
+    assert server.requests[0]["model"] == "c"
+    assert isinstance(server.requests[0]["max_tokens"], int)  # its default, not None
+    sent = server.headers[0]
+    assert "sk-ant" in sent.get("x-api-key", "") + sent.get("authorization", "")
+
+
+def test_a_missing_anthropic_key_names_its_variable() -> None:
+    with pytest.raises(ModelError, match="set ANTHROPIC_API_KEY"):
+        make_provider(resolve_model(config(), "claude"), {"OPENAI_API_KEY": "sk"})
