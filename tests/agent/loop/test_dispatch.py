@@ -8,6 +8,7 @@ from typing import Any
 
 from deftly.agent import Agent, AgentEvent
 from deftly.agent import events as ev
+from deftly.policy.approval import ApprovalRequest, ApprovalResponse
 from tests.agent.loop.helpers import content_text, openai_provider, run_turn, tool_messages
 from tests.scripted.script import Call, Reply, Say, calls, say
 from tests.scripted.server import ModelServer
@@ -71,3 +72,34 @@ async def test_text_before_calls_is_one_text_event(make_runtime: Any) -> None:
     assert [e.text for e in turn.of(ev.Text)] == ["Let me look.", "Nothing."]
     kinds = [type(e).__name__ for e in turn.events if not isinstance(e, ev.TextDelta)]
     assert kinds.index("Text") < kinds.index("ToolCall") < kinds.index("ToolResult")
+
+
+async def test_approvals_are_asked_as_calls_complete_while_the_reply_streams(
+    make_runtime: Any, workspace: Path
+) -> None:
+    gate = threading.Event()
+    asked: list[tuple[str, bool]] = []
+
+    class Person:
+        async def request(self, request: ApprovalRequest) -> ApprovalResponse:
+            asked.append((request.tool, not gate.is_set()))
+            gate.set()  # the model may finish its reply only once the first ask was made
+            return ApprovalResponse("approve")
+
+    runtime = await make_runtime(approve_asks=False, approver=Person())
+    reply = Reply(
+        (
+            Call("Bash", {"command": "echo hi"}),
+            Call("Write", {"path": str(workspace / "late.txt"), "content": "y" * 4000}),
+        ),
+        chunk=400,
+        gate=gate,
+    )
+    with ModelServer([reply, say("done")]) as server:
+        agent = Agent(runtime, openai_provider(server))
+        turn = await run_turn(agent, "go")
+        await agent.aclose()
+    assert asked[0] == ("Bash", True)
+    assert turn.end.stop_reason == "end_turn"
+    assert (workspace / "late.txt").read_text() == "y" * 4000
+    assert "hi" in content_text(tool_messages(server.requests[1])[0])
