@@ -45,12 +45,13 @@ def encode_system(system: str) -> list[Block]:
 
 
 def encode_tools(tools: Sequence[ToolSpec]) -> list[Block]:
-    """The tool list, the last one carrying the cache breakpoint for the whole list."""
+    """The tool list, the last one carrying the cache breakpoint for the whole list (the
+    API wants each schema to say `"type": "object"`)."""
     out: list[Block] = [
         {
             "name": tool.name,
             "description": tool.description,
-            "input_schema": dict(tool.parameters) or {"type": "object", "properties": {}},
+            "input_schema": {"type": "object", **tool.parameters},
         }
         for tool in tools
     ]

@@ -13,9 +13,10 @@ from deftly.providers import (
     TextPart,
     ThinkPart,
     ToolCallRequest,
+    ToolSpec,
     collect,
 )
-from deftly.providers.anthropic_encode import encode_messages, tool_input
+from deftly.providers.anthropic_encode import encode_messages, encode_tools, tool_input
 from tests.providers.anthropic.helpers import READ, WRITE, parts, provider, request
 from tests.scripted.script import Call, calls, say
 from tests.scripted.server import ModelServer
@@ -163,6 +164,14 @@ def test_calls_without_results_get_one_and_stray_results_become_text() -> None:
     ending = encode_messages([Message.user("go"), _calls("toolu_3")])
     assert ending[-1]["role"] == "user"
     assert ending[-1]["content"][0]["tool_use_id"] == "toolu_3"
+
+
+def test_tool_schemas_are_objects() -> None:
+    bare, typed = encode_tools([ToolSpec("Ping", "Ping.", {}), READ])
+    assert bare["input_schema"] == {"type": "object"}
+    assert typed["input_schema"] == {"type": "object", "properties": {"path": {}}}
+    assert "cache_control" not in bare
+    assert typed["cache_control"] == {"type": "ephemeral"}
 
 
 def test_a_conversation_starting_with_the_assistant_gets_a_user_line_first() -> None:
