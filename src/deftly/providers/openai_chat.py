@@ -12,7 +12,7 @@ the other way round) is asked again with the other name.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from deftly.providers import errors
@@ -65,6 +65,8 @@ class OpenAIProvider:
         self.streaming = stream
         self._capabilities = Capabilities(images_in_tool_results=images_in_tool_results)
         self.reasoning_echo = resolve_echo(reasoning_echo, model, base_url)
+        self._echo_adaptable = reasoning_echo == "auto"
+        self._adapted: set[str] = set()
         self.stream_usage = True
         """Ask for usage with `stream_options` (off once the server refused it)."""
         self.max_tokens_field = (
@@ -172,7 +174,7 @@ class OpenAIProvider:
 
     async def _create(self, request: ChatRequest, *, streaming: bool) -> Any:
         client = self._sdk()
-        for _ in range(3):
+        for _ in range(4):
             params = self.params(request, streaming=streaming)
             try:
                 return await client.chat.completions.create(**params)
@@ -182,21 +184,34 @@ class OpenAIProvider:
         raise AssertionError("unreachable: each adaptation is made once")  # pragma: no cover
 
     def _adapt(self, exc: Exception, params: Mapping[str, Any]) -> bool:
-        """Whether a 400 named a parameter this server does not take (and it is changed)."""
+        """Whether a 400 named a parameter this server does not take, or reasoning it
+        wants back or refuses (and the request is changed to suit it, once each)."""
         import openai
 
         if not isinstance(exc, openai.APIStatusError) or exc.status_code not in (400, 422):
             return False
         said = errors.server_message(exc.body, "").lower()
         if "stream_options" in params and "stream_options" in said:
-            self.stream_usage = False
-            return True
+            return self._once("stream_options", lambda: setattr(self, "stream_usage", False))
         current = self.max_tokens_field
         other = "max_tokens" if current == "max_completion_tokens" else "max_completion_tokens"
         if current in params and current in said and (other in said or "not supported" in said):
-            self.max_tokens_field = other
-            return True
+            return self._once("max_tokens", lambda: setattr(self, "max_tokens_field", other))
+        if self._echo_adaptable and "reasoning_content" in said:
+            # Kimi: "reasoning_content is missing in assistant tool call message";
+            # DeepSeek's reasoner: reasoning_content is not accepted in input.
+            wanted = any(word in said for word in ("missing", "required", "must include"))
+            echo: ReasoningEcho = "tool_calls" if wanted else "never"
+            if echo != self.reasoning_echo:
+                return self._once("echo", lambda: setattr(self, "reasoning_echo", echo))
         return False
+
+    def _once(self, what: str, change: Callable[[], None]) -> bool:
+        if what in self._adapted:
+            return False
+        self._adapted.add(what)
+        change()
+        return True
 
     def _error(self, exc: BaseException, *, streaming: bool) -> ProviderError:
         return map_error(exc, model=self._model, base_url=self.base_url, streaming=streaming)

@@ -174,9 +174,14 @@ def _from_words(
             kind="stream",
             provider=NAME,
         )
+    hint = "Check the [model] settings this server does not accept."
+    if "reasoning_content" in said:
+        hint = (
+            'Set reasoning_echo in [model]: "tool_calls" if the server wants the model\'s '
+            'reasoning back, "never" if it refuses it.'
+        )
     return ProviderError(
-        f"The model server refused the request for model {model!r} ({where}{said}). Check "
-        "the [model] settings this server does not accept.",
+        f"The model server refused the request for model {model!r} ({where}{said}). {hint}",
         kind="bad_request",
         status=status,
         provider=NAME,

@@ -221,3 +221,48 @@ async def test_other_bad_requests_are_not_asked_again() -> None:
             await collect(chat.stream(request()))
         await chat.aclose()
     assert len(server.requests) == 1
+
+
+def _reasoning_rule(wants: bool) -> Any:
+    """A server that refuses assistant tool-call messages without reasoning (Kimi's
+    thinking models) or with it (DeepSeek's reasoner)."""
+
+    def script(body: dict[str, Any]) -> Step:
+        calling = [m for m in body["messages"] if m["role"] == "assistant" and m.get("tool_calls")]
+        has = any("reasoning_content" in m for m in calling)
+        if wants and not has:
+            message = (
+                "thinking is enabled but reasoning_content is missing in assistant tool call "
+                "message at index 2"
+            )
+            return Fail(400, {"error": {"message": message, "type": "invalid_request_error"}})
+        if not wants and has:
+            message = "The reasoning_content field is not supported in input messages."
+            return Fail(400, {"error": {"message": message, "type": "invalid_request_error"}})
+        return say("ok")
+
+    return script
+
+
+@pytest.mark.parametrize(("model", "wants"), [("k3-preview", True), ("kimi-clone", False)])
+async def test_auto_reasoning_echo_follows_what_the_server_says(model: str, wants: bool) -> None:
+    with ModelServer(_reasoning_rule(wants)) as server:
+        chat = OpenAIProvider(model=model, base_url=server.openai_url, api_key="k")
+        first = await collect(chat.stream(request(*HISTORY)))
+        second = await collect(chat.stream(request(*HISTORY)))
+        await chat.aclose()
+    assert first.message.text == second.message.text == "ok"
+    assert len(server.requests) == 3  # one refusal, then remembered
+    assert ("reasoning_content" in server.requests[2]["messages"][2]) is wants
+
+
+async def test_an_explicit_reasoning_echo_is_not_changed_behind_the_users_back() -> None:
+    with ModelServer(_reasoning_rule(True)) as server:
+        chat = OpenAIProvider(
+            model="m", base_url=server.openai_url, api_key="k", reasoning_echo="never"
+        )
+        with pytest.raises(ProviderError) as caught:
+            await collect(chat.stream(request(*HISTORY)))
+        await chat.aclose()
+    assert caught.value.kind == "bad_request" and "reasoning_echo" in caught.value.message
+    assert len(server.requests) == 1
