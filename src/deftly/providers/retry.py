@@ -9,6 +9,9 @@ from dataclasses import dataclass
 from deftly.providers.base import ProviderError
 
 
+_RANDOM = random.Random()
+
+
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
     """Up to `max_attempts` tries of one request; the wait before try n+1 is the server's
@@ -29,4 +32,5 @@ class RetryPolicy:
         if error.retry_after is not None:
             return max(0.0, min(error.retry_after, self.max_delay))
         backoff = min(self.base_delay * 2 ** (attempt - 1), self.max_delay)
-        return backoff + backoff * self.jitter * (rng or random).random()
+        draw: float = (rng or _RANDOM).random()
+        return backoff + backoff * self.jitter * draw
