@@ -31,6 +31,6 @@ class RetryPolicy:
         """Seconds to wait after `attempt` (1-based) failed."""
         if error.retry_after is not None:
             return max(0.0, min(error.retry_after, self.max_delay))
-        backoff = min(self.base_delay * 2 ** (attempt - 1), self.max_delay)
+        backoff = min(self.base_delay * 2.0 ** (attempt - 1), self.max_delay)
         draw: float = (rng or _RANDOM).random()
         return backoff + backoff * self.jitter * draw
