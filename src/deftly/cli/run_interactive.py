@@ -42,7 +42,9 @@ class HeldApprover:
         self.renderer = renderer
 
     async def request(self, request: ApprovalRequest) -> ApprovalResponse:
-        """Ask `inner`, holding the renderer's output until the answer."""
+        """Ask `inner`, holding the renderer's output until the answer (the question shows
+        the call's display, so the renderer does not show it again)."""
+        self.renderer.shown_elsewhere(request.call_id)
         with self.renderer.holding():
             return await self.inner.request(request)
 

@@ -111,6 +111,10 @@ class LiveRenderer:
             return
         self._started(event)
 
+    def shown_elsewhere(self, call_id: str) -> None:
+        """The call's display was shown already (in an approval question)."""
+        self._bodies.add(call_id)
+
     @contextlib.contextmanager
     def holding(self) -> Iterator[None]:
         """Hold output back (an approval question owns the terminal), then show it."""

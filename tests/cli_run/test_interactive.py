@@ -1,0 +1,254 @@
+"""The interactive session in a real pty (pexpect): a prompt, a streamed answer, a tool
+call asked about and approved, slash commands, and Ctrl-C during a running Bash."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from tests.cli import DEFTLY
+from tests.cli_run.helpers import user_texts
+from tests.conftest import subprocess_env
+from tests.scripted.script import Call, Say, calls, say
+from tests.scripted.server import ModelServer
+
+pytestmark = pytest.mark.local_env
+
+PROMPT = "›"
+SGR = r"(?:\x1b\[[0-9;]*m)*"
+"""Any colour or style codes."""
+
+
+def spawn(server: ModelServer, workspace: Path, *args: str) -> pexpect.spawn:
+    """`deftly run` with no prompt, at a 40x100 terminal."""
+    env = subprocess_env(
+        OPENAI_API_KEY="k", TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1", COLUMNS="100", LINES="40"
+    )
+    env.pop("NO_COLOR", None)
+    child = pexpect.spawn(
+        DEFTLY,
+        [
+            "run",
+            "-w",
+            str(workspace),
+            "--base-url",
+            server.openai_url,
+            "--model",
+            "scripted",
+            *args,
+        ],
+        env=env,
+        encoding="utf-8",
+        dimensions=(40, 100),
+        timeout=30,
+    )
+    child.expect(PROMPT)
+    return child
+
+
+@pytest.fixture
+def sessions() -> Iterator[list[pexpect.spawn]]:
+    """Children still running at the end are killed (a failed test leaves nothing)."""
+    children: list[pexpect.spawn] = []
+    yield children
+    for child in children:
+        if child.isalive():
+            child.terminate(force=True)
+
+
+def processes_with(marker: str) -> list[int]:
+    """The processes whose command line contains `marker` (a /proc scan)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if marker in cmdline and int(entry.name) != os.getpid():
+            found.append(int(entry.name))
+    return found
+
+
+def test_a_conversation_with_an_approval_and_slash_commands(
+    workspace: Path, sessions: list[pexpect.spawn]
+) -> None:
+    script = [
+        say("Hello **world**, glad to help.", chunk=3),
+        calls(Call("Bash", {"command": "touch made.txt"})),
+        say("Made it."),
+        calls(Call("Write", {"path": "plan-free.txt", "content": "x"})),
+        say("Planning only."),
+    ]
+    with ModelServer(script) as server:
+        child = spawn(server, workspace)
+        sessions.append(child)
+        child.sendline("hi")
+        child.expect(rf"Hello {SGR}world{SGR}, glad to help")  # the Markdown render: no **
+        child.expect("1 step")
+        child.expect(PROMPT)
+        child.sendline("make a file")
+        child.expect(r"Approve Bash\? \[")
+        assert not (workspace / "made.txt").exists()
+        child.sendline("y")
+        child.expect("✓")
+        child.expect("Made it.")
+        child.expect(PROMPT)
+        assert (workspace / "made.txt").exists()
+        child.sendline("/mode plan")
+        child.expect("Plan mode on")
+        child.expect(PROMPT)
+        child.sendline("write something")
+        child.expect("✗ Write failed")
+        child.expect("Planning only.")
+        child.expect(PROMPT)
+        assert not (workspace / "plan-free.txt").exists()
+        child.sendline("/mode")
+        child.expect(rf"Permission mode: {SGR}manual{SGR} \(plan mode on\)")
+        child.expect(PROMPT)
+        child.sendline("/exit")
+        child.expect(pexpect.EOF)
+        child.close()
+    assert child.exitstatus == 0
+    assert [t.strip() for t in user_texts(server.requests[0])] == ["hi"]
+    assert "hi" in [t.strip() for t in user_texts(server.requests[1])]
+
+
+def test_help_clear_and_an_unknown_command(workspace: Path, sessions: list[pexpect.spawn]) -> None:
+    with ModelServer([say("first"), say("second")]) as server:
+        child = spawn(server, workspace)
+        sessions.append(child)
+        child.sendline("/help")
+        child.expect("/compact")
+        child.expect(PROMPT)
+        child.sendline("/frobnicate now")
+        child.expect('There is no skill named "frobnicate"')
+        child.expect(PROMPT)
+        child.sendline("one")
+        child.expect("first")
+        child.expect(PROMPT)
+        child.sendline("/clear")
+        child.expect("A fresh conversation")
+        child.expect(PROMPT)
+        child.sendline("two")
+        child.expect("second")
+        child.expect(PROMPT)
+        child.sendcontrol("d")
+        child.expect(pexpect.EOF)
+        child.close()
+    assert child.exitstatus == 0
+    assert [t.strip() for t in user_texts(server.requests[1])] == ["two"]  # cleared
+
+
+def test_a_skill_runs_as_a_slash_command(workspace: Path, sessions: list[pexpect.spawn]) -> None:
+    skill = workspace / ".deftly" / "skills" / "greet" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text(
+        "---\nname: greet\ndescription: Greet someone.\n---\nSay hello to $ARGUMENTS.\n"
+    )
+    with ModelServer([say("Hello, Ada!")]) as server:
+        child = spawn(server, workspace)
+        sessions.append(child)
+        child.sendline("/greet Ada")
+        child.expect("Hello, Ada!")
+        child.expect(PROMPT)
+        child.sendline("/exit")
+        child.expect(pexpect.EOF)
+    prompt = user_texts(server.requests[0])[-1]
+    assert 'the skill "greet"' in prompt and "Say hello to Ada." in prompt
+    assert "<skill-loaded" in prompt and 'args="Ada"' in prompt
+
+
+def test_ctrl_c_cancels_a_running_bash_and_leaves_no_process(
+    workspace: Path, sessions: list[pexpect.spawn]
+) -> None:
+    marker = f"sleep 30.{random.randrange(10**6):06d}"
+    script = [
+        calls(Call("Bash", {"command": marker})),
+        say("Stopped, as you asked."),
+        say("Still here."),
+    ]
+    with ModelServer(script) as server:
+        child = spawn(server, workspace, "--yes")
+        sessions.append(child)
+        child.sendline("wait a while")
+        child.expect(rf"●{SGR} {SGR}Bash")
+        child.expect(marker.replace(".", r"\."))
+        wait_for(lambda: processes_with(marker), "the sleep to start")
+        child.sendintr()
+        child.expect("Cancelling the turn")
+        child.expect("the turn was cancelled")
+        child.expect(PROMPT)
+        assert processes_with(marker) == []
+        child.sendline("are you there?")  # the session goes on after a cancelled turn
+        child.expect(r"Stopped, as you asked\.|Still here\.")
+        child.expect(PROMPT)
+        child.sendline("/exit")
+        child.expect(pexpect.EOF)
+        child.close()
+    assert child.exitstatus == 0
+
+
+def test_a_second_ctrl_c_exits(workspace: Path, sessions: list[pexpect.spawn]) -> None:
+    marker = f"sleep 30.{random.randrange(10**6):06d}"
+    with ModelServer([calls(Call("Bash", {"command": marker})), say("x")]) as server:
+        child = spawn(server, workspace, "--yes")
+        sessions.append(child)
+        child.sendline("wait")
+        child.expect(marker.replace(".", r"\."))
+        wait_for(lambda: processes_with(marker), "the sleep to start")
+        child.sendintr()
+        child.expect("Cancelling the turn")
+        child.sendintr()
+        child.expect(pexpect.EOF)
+        child.close()
+    assert child.exitstatus == 130
+    assert processes_with(marker) == []
+
+
+def test_print_mode_ctrl_c_stops_the_turn_with_130_and_no_survivor(workspace: Path) -> None:
+    marker = f"sleep 30.{random.randrange(10**6):06d}"
+    with ModelServer([calls(Call("Bash", {"command": marker})), say("x")]) as server:
+        proc = subprocess.Popen(
+            [DEFTLY, "run", "--json", "--yes", "-w", str(workspace), "--base-url",
+             server.openai_url, "--model", "scripted", "wait"],
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True, env=subprocess_env(OPENAI_API_KEY="k"),
+        )  # fmt: skip
+        try:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                if '"tool_call"' in line:
+                    break
+            wait_for(lambda: processes_with(marker), "the sleep to start")
+            proc.send_signal(signal.SIGINT)
+            rest, errors = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 130, errors
+    assert '"stop_reason": "cancelled"' in rest.splitlines()[-1]
+    assert "Traceback" not in errors
+    assert processes_with(marker) == []
+
+
+def wait_for(condition: object, what: str, attempts: int = 300) -> None:
+    """Poll a /proc condition (the child's process tree is not ours to get events from)."""
+    import time
+
+    for _ in range(attempts):
+        if condition():  # type: ignore[operator]
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+assert Say  # the script items used above
