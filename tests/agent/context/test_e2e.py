@@ -166,3 +166,30 @@ async def test_usage_is_recorded_for_every_step(make_runtime: Any, workspace: Pa
     assert restored.usage.input_tokens == 2_500 and restored.usage.output_tokens == 15
     assert restored.last_prompt_tokens == 1_500
     assert restored.usage == agent.usage == Usage(2_500, 15, 0, 0)
+
+
+async def test_a_pointer_under_the_spill_folder_is_readable_by_the_read_tool_without_asking(
+    make_runtime: Any,
+) -> None:
+    from deftly.agent.context import ContextKeeper
+    from deftly.config.models import LoopConfig
+    from tests.agent.context.histories import history
+
+    runtime = await make_runtime(approve_asks=False)
+    context = ContextKeeper(
+        window=8_000,
+        loop=LoopConfig(keep_recent_steps=3),
+        elided_dir=runtime.session_dir / "spill" / "elided",
+        elided_view=runtime.agent.session.spill_dir / "elided",
+    )
+    messages = history(8, 3_000)
+
+    async def never(_request: object) -> str:
+        raise AssertionError("eliding is enough here")
+
+    fitted = await context.fit("system", messages, [], never)
+    assert fitted.change == "elided"
+    pointer = fitted.messages[2]
+    read = await runtime.call("Read", {"path": pointer.meta["elided"]})
+    assert not read.is_error, read.output
+    assert "line 0.0: xxx" in str(read.output) and "end of 0.0" in str(read.output)
