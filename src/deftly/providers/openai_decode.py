@@ -51,17 +51,13 @@ _FINISH: dict[str, FinishReason] = {
 
 def get(obj: Any, name: str) -> Any:
     """A field of an SDK object or a plain dict (None when absent: servers omit fields
-    the SDK's types call required)."""
+    the SDK's types call required; extra fields such as `reasoning_content` are kept by
+    the SDK's models and read the same way)."""
     if obj is None:
         return None
-    if isinstance(obj, Mapping):
+    if isinstance(obj, dict):
         return obj.get(name)
-    value = getattr(obj, name, None)
-    if value is None:
-        extra = getattr(obj, "model_extra", None)
-        if isinstance(extra, Mapping):
-            value = extra.get(name)
-    return value
+    return getattr(obj, name, None)
 
 
 def usage_of(raw: Any) -> Usage | None:
