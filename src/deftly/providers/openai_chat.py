@@ -97,7 +97,13 @@ class OpenAIProvider:
         decoder = ChunkDecoder(CallIds(request.messages), provider=NAME)
         if not self.streaming:
             body = await self._create(request, streaming=False)
-            for part in self._whole(body, decoder):
+            try:
+                whole = self._whole(body, decoder)
+            except ProviderError:
+                raise
+            except Exception as exc:  # a body of an unexpected shape
+                raise self._error(exc, streaming=True) from None
+            for part in whole:
                 yield part
             return
         response = await self._create(request, streaming=True)

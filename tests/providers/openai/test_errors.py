@@ -185,3 +185,14 @@ async def test_no_api_key_is_an_auth_error_naming_the_variable() -> None:
     with pytest.raises(ProviderError) as caught:
         [p async for p in chat.stream(request())]
     assert caught.value.kind == "auth" and "DEEPSEEK_API_KEY" in caught.value.message
+
+
+async def test_a_whole_reply_of_an_unexpected_shape_is_a_stream_error() -> None:
+    body = {"choices": [{"message": {"tool_calls": 7}, "finish_reason": "stop"}]}
+    error = await _error(Fail(200, body), stream=False)
+    assert error.kind == "stream" and "could not be read" in error.message
+
+
+async def test_a_whole_reply_without_choices_is_empty() -> None:
+    error = await _error(Fail(200, {"id": "x", "choices": []}), stream=False)
+    assert error.kind == "empty"
