@@ -14,7 +14,7 @@ import pexpect
 import pytest
 
 from tests.cli import DEFTLY
-from tests.cli_run.helpers import user_texts
+from tests.cli_run.helpers import user_config, user_texts
 from tests.conftest import subprocess_env
 from tests.scripted.script import Call, Say, calls, say
 from tests.scripted.server import ModelServer
@@ -252,3 +252,35 @@ def wait_for(condition: object, what: str, attempts: int = 300) -> None:
 
 
 assert Say  # the script items used above
+
+
+def test_model_compact_multiline_and_history(
+    workspace: Path, sessions: list[pexpect.spawn]
+) -> None:
+    user_config("[loop]\nkeep_recent_steps = 1\n")
+    script = [say("first answer"), say("second answer"), say("A summary of what was said.")]
+    with ModelServer(script) as server:
+        child = spawn(server, workspace)
+        sessions.append(child)
+        child.sendline("/model")
+        child.expect(rf"Model: {SGR}scripted{SGR} \(openai\)")
+        child.expect(PROMPT)
+        child.sendline("/model bigger-model")
+        child.expect(rf"Model: {SGR}bigger-model{SGR} \(openai\) from the next step on")
+        child.expect(PROMPT)
+        child.sendline("one\x1b\rtwo")  # Esc Enter: a second line in the same prompt
+        child.expect("first answer")
+        child.expect(PROMPT)
+        child.sendline("three")
+        child.expect("second answer")
+        child.expect(PROMPT)
+        child.sendline("/compact keep the numbers")
+        child.expect("older turns compacted")
+        child.expect(PROMPT)
+        child.sendline("/exit")
+        child.expect(pexpect.EOF)
+    assert len(server.requests) == 3 and "keep the numbers" in str(server.requests[2])
+    assert server.requests[0]["model"] == "bigger-model"
+    assert user_texts(server.requests[0])[-1].strip() == "one\ntwo"
+    history = (Path(os.environ["DEFTLY_HOME"]) / "run-history").read_text()
+    assert "+one\n+two\n" in history
