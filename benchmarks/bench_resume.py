@@ -3,8 +3,9 @@
 The transcript is written by the real `TranscriptWriter`: 100 turns of 20 steps, each step
 an assistant message (300 characters of text, two tool calls) and two tool results (2 KB
 and, every fifth step, 8 KB), its usage, and from the tenth turn on an elision every turn
-(a `patch` record rewriting that turn's older outputs as pointers, as `ContextKeeper` does).
-No compaction, so the whole history is restored: the worst case for the loader.
+(a `patch` record rewriting every output older than the last two turns as a pointer, as
+`ContextKeeper` does). No compaction, so every message is restored. A second file without
+any elision (every output kept whole) is the worst case for memory.
 
 Floor, measured in the same run on the same file: read it and `json.loads` every line
 (what any loader must do). Targets (issue 13): under 1 s and under 200 MB. Memory is the
@@ -42,7 +43,7 @@ def output(size: int, seed: int) -> str:
     return (line * (size // len(line) + 1))[:size]
 
 
-def write(path: Path) -> tuple[int, float]:
+def write(path: Path, *, elide: bool = True) -> tuple[int, float]:
     """Write the transcript; returns how many records, and the seconds spent writing."""
     writer = TranscriptWriter(path)
     history: list[Message] = []
@@ -86,9 +87,9 @@ def write(path: Path) -> tuple[int, float]:
             spent += clock() - start
             history += [reply, *results]
             records += 4
-        if turn >= 10:  # elide the outputs of the turn before last, as the keeper would
+        if elide and turn >= 10:  # elide all but the last two turns' outputs, as the keeper would
             cut = len(history) - 2 * (1 + 3 * STEPS_PER_TURN)
-            for index in range(max(cut - 3 * STEPS_PER_TURN, 0), cut):
+            for index in range(cut):
                 message = history[index]
                 if message.role == "tool" and "elided" not in message.meta:
                     history[index] = Message(
@@ -132,18 +133,24 @@ PROBE = """
 import resource, sys
 sys.path.insert(0, {src!r})
 from deftly.agent.transcript import load_transcript
+count = 0
 if {load}:
-    restored = load_transcript(__import__("pathlib").Path({path!r}))
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+    count = len(load_transcript(__import__("pathlib").Path({path!r})).messages)
+now = next(l for l in open("/proc/self/status") if l.startswith("VmRSS")).split()[1]
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, now, count)
 """
 
 
-def peak_rss(path: Path, *, load: bool) -> float:
-    """MB: the high-water RSS of a fresh process that (loads the transcript and) exits."""
+def rss(path: Path, *, load: bool) -> tuple[float, float]:
+    """MB: the high-water and the final RSS of a fresh process that (loads the transcript
+    and) exits. The import's own peak may hide the load's: the final figure shows what the
+    restored history holds."""
     src = str(Path(__file__).resolve().parent.parent / "src")
     code = PROBE.format(src=src, path=str(path), load=load)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    return int(out.stdout.strip()) / 1024
+    peak, now, count = out.stdout.split()
+    assert (int(count) > 0) == load, out.stdout
+    return int(peak) / 1024, int(now) / 1024
 
 
 def main() -> None:
@@ -158,6 +165,8 @@ def main() -> None:
         assert len(restored.messages) == TURNS * (1 + 3 * STEPS_PER_TURN)
         assert restored.repaired == restored.skipped == 0
         size = path.stat().st_size
+        whole = transcript_path(base / "whole", "main")
+        write(whole, elide=False)
 
         bare = best_of(5, lambda: floor(path))
         best = best_of(5, lambda: load(path))
@@ -166,8 +175,9 @@ def main() -> None:
         load_transcript(path)
         _, heap = tracemalloc.get_traced_memory()
         tracemalloc.stop()
-        rss_floor = peak_rss(path, load=False)
-        rss = peak_rss(path, load=True)
+        rss_floor = rss(path, load=False)
+        rss_loaded = rss(path, load=True)
+        rss_whole = rss(whole, load=True)
 
         print(
             f"resume: {steps:,} steps, {len(restored.messages):,} messages, {records:,} "
@@ -176,9 +186,26 @@ def main() -> None:
         row("read + json.loads of every line (floor)", bare * 1e3, "ms")
         row("load_transcript (best of 5)", best * 1e3, "ms", bare * 1e3, "target < 1000 ms")
         row("load_transcript (median of 5)", median * 1e3, "ms", bare * 1e3)
+        whole_floor = best_of(5, lambda: floor(whole))
+        whole_load = best_of(5, lambda: load(whole))
+        row(
+            f"without elision ({whole.stat().st_size / 1e6:.1f} MB): json.loads (floor)",
+            whole_floor * 1e3,
+            "ms",
+        )
+        row("without elision: load_transcript", whole_load * 1e3, "ms", whole_floor * 1e3)
         print("\nmemory")
-        row("peak RSS: a process that only imports the module (floor)", rss_floor, "MB")
-        row("peak RSS: a process that loads the transcript", rss, "MB", rss_floor, "< 200 MB")
+        for label, figure in (("peak", 0), ("final", 1)):
+            base_rss = rss_floor[figure]
+            row(f"{label} RSS: a process that only imports the module (floor)", base_rss, "MB")
+            row(
+                f"{label} RSS: a process that loads the transcript",
+                rss_loaded[figure],
+                "MB",
+                base_rss,
+                "< 200 MB",
+            )
+            row(f"{label} RSS: the same, without elision", rss_whole[figure], "MB", base_rss)
         row("Python heap at its peak during the load (tracemalloc)", heap / 1e6, "MB")
         print("\nrecording")
         row("TranscriptWriter, per record (flushed)", spent / records * 1e6, "µs")
