@@ -171,3 +171,30 @@ def test_the_rendering_for_the_summary_fits_its_budget_and_keeps_the_start() -> 
     assert "more characters]" in text  # tool outputs cut short
     whole = render(messages[:3], 1_000_000)
     assert "[tool call Read" in whole and "TOOL RESULT (Read)" in whole
+
+
+async def test_the_summary_request_is_tool_less_plain_text_for_anthropic_too(
+    tmp_path: Path,
+) -> None:
+    from deftly.providers.anthropic_messages import AnthropicProvider
+    from deftly.providers.reply import collect
+    from deftly.providers.types import ChatRequest
+
+    messages = history(10, 500, calls=2)
+    with ModelServer([say(SUMMARY)]) as server:
+        model = AnthropicProvider(model="scripted", base_url=server.anthropic_url, api_key="k")
+
+        async def summarize(request: ChatRequest) -> str:
+            return (await collect(model.stream(request))).message.text
+
+        fitted = await keeper(tmp_path, window=3_000, keep_recent_steps=2).fit(
+            "s", messages, [], summarize
+        )
+        await model.aclose()
+    assert fitted.change == "compacted" and SUMMARY in fitted.messages[0].text
+    (body,) = server.requests
+    assert not body.get("tools")
+    assert [m["role"] for m in body["messages"]] == ["user"]  # no tool_use to pair
+    blocks = body["messages"][0]["content"]
+    sent = blocks if isinstance(blocks, str) else "".join(b.get("text", "") for b in blocks)
+    assert "TOOL RESULT (Read)" in sent and "[tool call Read" in sent
