@@ -177,3 +177,64 @@ async def test_an_anthropic_profile_makes_an_anthropic_provider_with_its_own_def
 def test_a_missing_anthropic_key_names_its_variable() -> None:
     with pytest.raises(ModelError, match="set ANTHROPIC_API_KEY"):
         make_provider(resolve_model(config(), "claude"), {"OPENAI_API_KEY": "sk"})
+
+
+README_EXAMPLE = """
+[model]                                   # the default: Ollama on this machine
+model = "qwen2.5-coder:14b"
+base_url = "http://localhost:11434/v1"    # llama.cpp: http://127.0.0.1:8080/v1, vLLM: :8000/v1
+context_window = 32768
+
+[models.gpt]
+model = "gpt-5"
+base_url = "https://api.openai.com/v1"    # key in OPENAI_API_KEY
+context_window = 400000
+reasoning_effort = "medium"
+
+[models.kimi]
+model = "kimi-k2-thinking"
+base_url = "https://api.moonshot.ai/v1"
+api_key_env = "MOONSHOT_API_KEY"
+context_window = 262144                   # reasoning goes back on tool calls (auto)
+
+[models.deepseek]
+model = "deepseek-chat"
+base_url = "https://api.deepseek.com/v1"
+api_key_env = "DEEPSEEK_API_KEY"
+context_window = 128000
+
+[models.openrouter]
+model = "qwen/qwen3-coder"
+base_url = "https://openrouter.ai/api/v1"
+api_key_env = "OPENROUTER_API_KEY"
+headers = { "X-Title" = "deftly" }
+
+[models.claude]
+provider = "anthropic"                    # key in ANTHROPIC_API_KEY
+model = "claude-sonnet-4-5"
+context_window = 200000
+"""
+
+
+def test_the_readme_example_resolves_every_profile() -> None:
+    example = config(README_EXAMPLE)
+    env = {
+        "OPENAI_API_KEY": "a",
+        "MOONSHOT_API_KEY": "b",
+        "DEEPSEEK_API_KEY": "c",
+        "OPENROUTER_API_KEY": "d",
+        "ANTHROPIC_API_KEY": "e",
+    }
+    local = make_provider(resolve_model(example), {})
+    assert local.model == "qwen2.5-coder:14b"
+    for name in example.models:
+        settings = resolve_model(example, name)
+        chat = make_provider(settings, env)
+        assert chat.model == settings.model
+        assert chat.name == settings.provider
+    assert resolve_model(example, "claude").base_url is None
+    assert resolve_model(example, "gpt").context_window == 400000
+    kimi = make_provider(resolve_model(example, "kimi"), env)
+    deepseek = make_provider(resolve_model(example, "deepseek"), env)
+    assert isinstance(kimi, OpenAIProvider) and kimi.reasoning_echo == "tool_calls"
+    assert isinstance(deepseek, OpenAIProvider) and deepseek.reasoning_echo == "never"
