@@ -24,11 +24,13 @@ CONTEXT_OVERFLOW = re.compile(
 "maximum context length", llama.cpp `exceed_context_size_error`, Kimi "token limit")."""
 
 QUOTA = re.compile(
-    r"insufficient[_ ]quota|exceeded your current quota|insufficient[_ ]balance|billing"
-    r"|credit|out of quota|payment required",
+    r"insufficient[_ ](user[_ ])?quota|exceeded[_ ](your[_ ])?current[_ ]quota"
+    r"|insufficient[_ ]balance|account balance|billing|credit|out of quota|payment required",
     re.IGNORECASE,
 )
-"""What servers say when the account cannot pay (a 429 or 402 not worth retrying)."""
+"""What servers say when the account cannot pay (a 429 or 402 not worth retrying): OpenAI
+`insufficient_quota`, Moonshot `exceeded_current_quota_error`, DeepSeek "Insufficient
+Balance", OpenRouter "Insufficient credits". A per-minute "quota exceeded" is a rate limit."""
 
 OVERLOADED = re.compile(r"overloaded|server is busy|at capacity", re.IGNORECASE)
 

@@ -56,3 +56,16 @@ def test_a_connection_lost_mid_stream_is_a_broken_stream_and_before_it_a_connect
     before = map_error(lost, model="m", base_url="http://127.0.0.1:1/v1", streaming=False)
     assert during.kind == "stream" and "peer closed connection" in during.message
     assert before.kind == "connection" and "http://127.0.0.1:1/v1" in before.message
+
+
+def test_quota_words_of_each_provider_but_not_a_per_minute_limit() -> None:
+    from deftly.providers.errors import QUOTA
+
+    for said in (
+        "You exceeded your current quota, please check your plan and billing details.",
+        "exceeded_current_quota_error: Your account is suspended",
+        "Insufficient Balance",
+        "Insufficient credits. Add more using https://openrouter.ai/credits",
+    ):
+        assert QUOTA.search(said), said
+    assert not QUOTA.search("Rate limit reached for requests per minute")
