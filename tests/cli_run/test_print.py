@@ -182,3 +182,17 @@ def test_an_ask_without_a_terminal_is_refused_and_the_model_is_told_how(workspac
         allowed = deftly_run(server, workspace, "--yes", "touch b.txt")
     assert allowed.returncode == 0 and (workspace / "b.txt").exists()
     assert "✓ Bash: touch b.txt" in allowed.stderr
+
+
+def test_the_anthropic_provider_runs_a_turn_too(workspace: Path) -> None:
+    (workspace / "a.txt").write_text("hello\n")
+    script = [calls(Call("Read", {"path": "a.txt"})), say("It says hello.")]
+    with ModelServer(script) as server:
+        done = run_deftly(
+            "run", "read a.txt", "-w", str(workspace), "--provider", "anthropic",
+            "--base-url", server.anthropic_url, "--model", "scripted", ANTHROPIC_API_KEY="k",
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "It says hello.\n"
+    assert done.stderr.splitlines() == ["✓ Read: a.txt"]
+    assert server.paths == ["/v1/messages", "/v1/messages"]

@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.markdown import Markdown
 from rich.markup import escape
 from rich.padding import Padding
+from rich.text import Text as RichText
 
 from deftly.agent.events import (
     AgentEvent,
@@ -248,12 +249,12 @@ class LiveRenderer:
         self.end_run()
         if event.is_error:
             lines = [ln for ln in event.output.splitlines() if ln.strip()][:_ERROR_LINES]
-            body = "\n".join(f"    {escape(ln)}" for ln in lines)
             self.console.print(
-                f"  [red]{ERROR_MARK} {escape(event.name)} failed[/red]"
-                + (f"\n[red]{body}[/red]" if body else ""),
-                highlight=False,
+                f"  [red]{ERROR_MARK} {escape(event.name)} failed[/red]", highlight=False
             )
+            if lines:
+                body = RichText("\n".join(lines), style="red")
+                self.console.print(Padding(body, (0, 0, 0, 4)))
         else:
             count = len(event.output.splitlines())
             size = f" ({count} line{'s' if count != 1 else ''})" if count else ""
