@@ -175,7 +175,14 @@ def _from_words(
             provider=NAME,
         )
     hint = "Check the [model] settings this server does not accept."
-    if "reasoning_content" in said:
+    lowered = said.lower()
+    if "support" in lowered and ("tools" in lowered or "tool call" in lowered):
+        hint = (
+            "This model cannot call tools, and deftly needs a model that can: pick another "
+            "(for Ollama, one tagged 'tools'), or start the server with tool calling on "
+            "(vLLM: --enable-auto-tool-choice --tool-call-parser ...; llama.cpp: --jinja)."
+        )
+    elif "reasoning_content" in said:
         hint = (
             'Set reasoning_echo in [model]: "tool_calls" if the server wants the model\'s '
             'reasoning back, "never" if it refuses it.'

@@ -196,3 +196,17 @@ async def test_a_whole_reply_of_an_unexpected_shape_is_a_stream_error() -> None:
 async def test_a_whole_reply_without_choices_is_empty() -> None:
     error = await _error(Fail(200, {"id": "x", "choices": []}), stream=False)
     assert error.kind == "empty"
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "registry.ollama.ai/library/gemma:2b does not support tools",
+        '"auto" tool choice requires --enable-auto-tool-choice and --tool-call-parser to be set',
+    ],
+)
+async def test_a_model_without_tool_calling_is_told_apart(said: str) -> None:
+    error = await _error(Fail(400, _body(said)))
+    assert error.kind == "bad_request" and said in error.message
+    if "does not support" in said:
+        assert "cannot call tools" in error.message
