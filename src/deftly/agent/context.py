@@ -132,13 +132,18 @@ class ContextKeeper:
             messages, recent_boundary(messages, self.loop.keep_recent_steps)
         )
         after = self.estimate(elided)
+        note = ""
         if after > self.loop.compact_at * self.window:
-            return await self._compact(elided, summarize, before=before, instructions=None)
+            compacted = await self._compact(elided, summarize, before=before, instructions=None)
+            if compacted.change is not None or not count:
+                return compacted
+            note = f"; {compacted.detail}"  # nothing to compact: the elision stands
+            after = compacted.tokens_after
         if not count:
             return Fitted(messages, None, before, tokens_after=after)
         detail = (
             f"elided {count} old tool output{'s' if count != 1 else ''} (about {before:,} → "
-            f"{after:,} tokens); their full text is in files the pointers name"
+            f"{after:,} tokens); their full text is in files the pointers name{note}"
         )
         return Fitted(elided, "elided", before, detail, after)
 
@@ -181,7 +186,8 @@ class ContextKeeper:
     ) -> Fitted:
         first = first_user(messages)
         if first is None:
-            return Fitted(messages, None, before, "nothing to compact: no user message yet", before)
+            nothing = "nothing to compact: no user message yet"
+            return Fitted(messages, None, before, nothing, self.estimate(messages))
         start, keep = self._split(messages, first)
         if start is None:
             return self._elide_all(messages, before)
@@ -225,8 +231,9 @@ class ContextKeeper:
         """Nothing older than the last step is left to compact: when the history is still
         too long, its recent tool outputs are elided too."""
         nothing = "nothing to compact: the history is only the task and its last step"
-        if before <= self.loop.compact_at * self.window:
-            return Fitted(messages, None, before, nothing, before)
+        current = self.estimate(messages)
+        if current <= self.loop.compact_at * self.window:
+            return Fitted(messages, None, before, nothing, current)
         elided, count = self._elide(messages, len(messages))
         after = self.estimate(elided)
         if not count:

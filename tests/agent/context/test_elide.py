@@ -144,3 +144,14 @@ async def test_an_observed_prompt_over_the_threshold_triggers_elision(tmp_path: 
     assert fitted.change == "elided" and fitted.tokens_before == 75_000
     assert fitted.tokens_after < 75_000
     assert context.estimate(fitted.messages) == fitted.tokens_after
+
+
+async def test_an_elision_stands_when_there_is_nothing_to_compact(tmp_path: Path) -> None:
+    messages = history(8, 3_000)[1:]  # no user message: no task to compact around
+    messages += step(8, ["ok"], text="t" * 30_000)  # and a last step too long for any window
+    fitted = await keeper(tmp_path, window=8_000, keep_recent_steps=1).fit(
+        "system", messages, [], never
+    )
+    assert fitted.change == "elided" and "no user message" in fitted.detail
+    assert fitted.tokens_after < fitted.tokens_before
+    assert all(m.meta.get(ELIDED) for m in fitted.messages[:-2] if m.role == "tool")
