@@ -196,3 +196,12 @@ def test_the_anthropic_provider_runs_a_turn_too(workspace: Path) -> None:
     assert done.stdout == "It says hello.\n"
     assert done.stderr.splitlines() == ["✓ Read: a.txt"]
     assert server.paths == ["/v1/messages", "/v1/messages"]
+
+
+def test_a_refusal_exits_1_with_the_reason(workspace: Path) -> None:
+    refused = Reply((Say("I can't help with that."),), finish="content_filter")
+    with ModelServer([refused]) as server:
+        done = deftly_run(server, workspace, "--json", "do something bad")
+    assert done.returncode == 1
+    end = json_lines(done.stdout)[-1]
+    assert end["stop_reason"] == "error" and "safety filter" in end["error"]
