@@ -284,3 +284,22 @@ def test_model_compact_multiline_and_history(
     assert user_texts(server.requests[0])[-1].strip() == "one\ntwo"
     history = (Path(os.environ["DEFTLY_HOME"]) / "run-history").read_text()
     assert "+one\n+two\n" in history
+
+
+def test_ctrl_c_at_the_prompt_clears_the_line_then_exits(
+    workspace: Path, sessions: list[pexpect.spawn]
+) -> None:
+    with ModelServer([say("never asked")]) as server:
+        child = spawn(server, workspace)
+        sessions.append(child)
+        child.send("half a thought")
+        child.expect("half a thought")
+        child.sendcontrol("c")  # clears the typed line; the session goes on
+        child.sendline("/help")
+        child.expect("/compact")
+        child.expect(PROMPT)
+        child.sendcontrol("c")  # at the empty prompt: exits
+        child.expect(pexpect.EOF)
+        child.close()
+    assert child.exitstatus == 0
+    assert server.requests == []
