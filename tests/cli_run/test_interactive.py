@@ -7,7 +7,8 @@ import os
 import random
 import signal
 import subprocess
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pexpect
@@ -16,7 +17,7 @@ import pytest
 from tests.cli import DEFTLY
 from tests.cli_run.helpers import user_config, user_texts
 from tests.conftest import subprocess_env
-from tests.scripted.script import Call, Say, calls, say
+from tests.scripted.script import Call, calls, say
 from tests.scripted.server import ModelServer
 
 pytestmark = pytest.mark.local_env
@@ -240,18 +241,14 @@ def test_print_mode_ctrl_c_stops_the_turn_with_130_and_no_survivor(workspace: Pa
     assert processes_with(marker) == []
 
 
-def wait_for(condition: object, what: str, attempts: int = 300) -> None:
-    """Poll a /proc condition (the child's process tree is not ours to get events from)."""
-    import time
-
+def wait_for(condition: Callable[[], object], what: str, attempts: int = 300) -> None:
+    """Poll a /proc condition until it holds (another process's children send no events
+    to wait on); fails after `attempts` polls."""
     for _ in range(attempts):
-        if condition():  # type: ignore[operator]
+        if condition():
             return
         time.sleep(0.05)
     raise AssertionError(f"timed out waiting for {what}")
-
-
-assert Say  # the script items used above
 
 
 def test_model_compact_multiline_and_history(
