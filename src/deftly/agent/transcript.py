@@ -27,7 +27,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any, BinaryIO
 
 from deftly.providers.types import Message, TextPart, Usage
 from deftly.session.paths import PRUNING_PREFIX, data_home, session_dir
@@ -71,14 +71,16 @@ class TranscriptWriter:
         self.path = path
         self.error: str | None = None
         """Why records are no longer written (None while all is well)."""
-        self._file: IO[str] | None = None
+        self._file: BinaryIO | None = None
         self._fold = _Fold()
         self._synced = True
         """Whether `_fold` holds what the file holds (not so for a file this writer did
         not start: then the first rewrite is written whole)."""
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = open(path, "a+", encoding="utf-8", errors="surrogatepass")  # noqa: SIM115
+            # Unbuffered: each record is one write(2) of a whole line to an O_APPEND file,
+            # so a crash tears at most that line and two writers never interleave lines.
+            self._file = open(path, "ab", buffering=0)  # noqa: SIM115
             self._end_torn_line()
         except OSError as exc:
             self._fail(exc)
@@ -94,8 +96,7 @@ class TranscriptWriter:
         with open(self.path, "rb") as raw:
             raw.seek(end - 1)
             if raw.read(1) != b"\n":
-                self._file.write("\n")
-                self._file.flush()
+                self._file.write(b"\n")
 
     # -- records ---------------------------------------------------------------------------
 
@@ -197,8 +198,9 @@ class TranscriptWriter:
             return
         line = json.dumps({"v": VERSION, **record}, ensure_ascii=False, separators=(",", ":"))
         try:
-            self._file.write(line + "\n")
-            self._file.flush()
+            data = memoryview((line + "\n").encode("utf-8", "surrogatepass"))
+            while data:  # a regular file takes it in one write; a short one goes on
+                data = data[self._file.write(data) :]
         except (OSError, ValueError) as exc:
             self._fail(exc)
 

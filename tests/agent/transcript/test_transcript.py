@@ -339,3 +339,30 @@ def test_latest_session_is_the_one_whose_transcript_changed_last(
     other = tmp_path / "other"
     other.mkdir()
     assert latest_session(other) is None
+
+
+def test_two_processes_appending_at_once_never_interleave_their_lines(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = transcript_path(tmp_path, "main")
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from deftly.agent.transcript import TranscriptWriter\n"
+        "from deftly.providers.types import Message\n"
+        "w = TranscriptWriter(Path(sys.argv[1]))\n"
+        "for i in range(150):\n"
+        "    w.message(Message.user(sys.argv[2] * 70_000 + str(i)), turn=1, step=i)\n"
+        "w.close()\n"
+    )
+    writers = [
+        subprocess.Popen([sys.executable, "-c", code, str(path), mark]) for mark in ("a", "b")
+    ]
+    assert [w.wait(timeout=60) for w in writers] == [0, 0]
+    restored = load_transcript(path)
+    assert restored.skipped == 0
+    assert len(restored.messages) == 300
+    for mark in "ab":
+        mine = [m.text for m in restored.messages if m.text.startswith(mark)]
+        assert mine == [mark * 70_000 + str(i) for i in range(150)]
