@@ -138,6 +138,10 @@ def test_streamed_text_is_replaced_by_its_markdown() -> None:
     assert "Some bold words" in after and "**" not in after  # ...and drawn as Markdown
 
 
+def started(call_id: str, name: str, display: CommandDisplay | None) -> ToolCallStarted:
+    return ToolCallStarted(call_id, name, {}, display=display, identity=Identity("s", A))
+
+
 def test_a_tool_call_shows_its_command_and_live_output_then_a_mark() -> None:
     show, out = live(80)
     show(ToolCall(A, T, "c1", "Bash", {"command": "make test"}))
@@ -156,6 +160,10 @@ def test_a_tool_call_shows_its_command_and_live_output_then_a_mark() -> None:
     assert text.index("● Bash") < text.index("make test") < text.index("ok 1")
     assert text.count("● Bash") == 1
     assert "✓ Bash (2 lines)" in text
+    show(ToolCall(A, T, "c2", "Edit", {"path": "a"}))
+    show(result("c2", "Edit", "The file a was edited."))
+    assert "● Edit  a" in out.getvalue()  # never announced: the header comes with the result
+    assert "✓ Edit  The file a was edited." in out.getvalue()
 
 
 def test_another_agents_announcement_is_not_shown() -> None:
@@ -175,8 +183,20 @@ def test_output_is_held_while_an_approval_is_asked() -> None:
         before = out.getvalue()
         show(TextDelta(A, T, " more"))
         show(ToolCall(A, T, "c1", "Write", {"path": "b.txt"}))
+        show.runtime_event(started("c1", "Write", None))
         assert out.getvalue() == before  # nothing while the question is on screen
     assert "more" in out.getvalue() and "● Write" in out.getvalue()
+
+
+def test_an_announcement_waits_for_the_turns_own_events_before_it() -> None:
+    show, out = live(80)
+    show.runtime_event(started("c1", "Bash", CommandDisplay(command="make")))
+    assert out.getvalue() == ""  # the turn's queued text comes first
+    show(TextDelta(A, T, "Building now."))
+    show(Text(A, T, "Building now."))
+    show(ToolCall(A, T, "c1", "Bash", {"command": "make"}))
+    text = out.getvalue()
+    assert text.rindex("Building now.") < text.index("● Bash") < text.rindex("make")
 
 
 def test_a_failed_call_shows_its_error_and_a_cancelled_turn_says_so() -> None:

@@ -3,8 +3,10 @@ rendered again as Markdown when the run is complete, each tool call with its dis
 command of a Bash, the diff of an Edit) and its live output, then ✓ or ✗.
 
 Everything goes through one `LiveRenderer`, so the runtime's call announcements (which
-carry the display) and the turn's own events never print over each other. While an
-approval is asked, output is held back (`holding()`) and shown after the answer.
+carry the display) and the turn's own events never print over each other: an
+announcement waits until the turn's `ToolCall` event for it has been shown (the turn's
+events are queued, the runtime's arrive at once). While an approval is asked, output is
+held back (`holding()`) and shown after the answer.
 """
 
 from __future__ import annotations
@@ -89,6 +91,8 @@ class LiveRenderer:
         self._headers: set[str] = set()
         self._bodies: set[str] = set()
         self._arguments: dict[str, Any] = {}
+        self._called: set[str] = set()  # calls whose ToolCall event was shown
+        self._announced: dict[str, ToolCallStarted] = {}  # announcements waiting for it
         self._progress_open = False
         self._holding = 0
         self._pending: list[AgentEvent | ToolCallStarted] = []
@@ -106,6 +110,9 @@ class LiveRenderer:
     def runtime_event(self, event: Event) -> None:
         """A runtime event: a call's announcement brings its display (a bus listener)."""
         if not isinstance(event, ToolCallStarted) or event.identity.agent_id != self.agent_id:
+            return
+        if event.call_id not in self._called:
+            self._announced[event.call_id] = event  # shown after the turn's own ToolCall
             return
         if self._holding:
             self._pending.append(event)
@@ -160,9 +167,12 @@ class LiveRenderer:
             case Reasoning():
                 if self._raw_kind == "reasoning":
                     self.end_run()
-            case ToolCall(id=call_id, name=name, arguments=arguments):
+            case ToolCall(id=call_id, arguments=arguments):
                 self._arguments[call_id] = arguments
-                self._header(call_id, name, None)
+                self._called.add(call_id)
+                announced = self._announced.pop(call_id, None)
+                if announced is not None:
+                    self._started(announced)
             case ToolProgress(text=text):
                 self._progress(text)
             case ToolResult():
@@ -256,10 +266,12 @@ class LiveRenderer:
                 body = RichText("\n".join(lines), style="red")
                 self.console.print(Padding(body, (0, 0, 0, 4)))
         else:
-            count = len(event.output.splitlines())
-            size = f" ({count} line{'s' if count != 1 else ''})" if count else ""
+            lines = [ln for ln in event.output.splitlines() if ln.strip()]
+            said = f"  {one_line(lines[0], 80)}" if len(lines) == 1 else ""
+            said = f" ({len(lines)} lines)" if len(lines) > 1 else said
             self.console.print(
-                f"  [green]{OK_MARK}[/green] [dim]{escape(event.name)}{size}[/dim]", highlight=False
+                f"  [green]{OK_MARK}[/green] [dim]{escape(event.name)}{escape(said)}[/dim]",
+                highlight=False,
             )
 
     def _ended(self, end: TurnEnded) -> None:
@@ -277,6 +289,8 @@ class LiveRenderer:
         self._headers.clear()
         self._bodies.clear()
         self._arguments.clear()
+        self._called.clear()
+        self._announced.clear()
         self._closed_runs = 0
 
     def _line(self, markup: str) -> None:
