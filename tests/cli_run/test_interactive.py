@@ -7,6 +7,7 @@ import os
 import random
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -300,3 +301,35 @@ def test_ctrl_c_at_the_prompt_clears_the_line_then_exits(
         child.close()
     assert child.exitstatus == 0
     assert server.requests == []
+
+
+def test_ctrl_c_interrupts_a_compaction_and_the_session_goes_on(
+    workspace: Path, sessions: list[pexpect.spawn]
+) -> None:
+    user_config("[loop]\nkeep_recent_steps = 1\n")
+    gate = threading.Event()
+    script = [say("one"), say("two"), say("A summary.", gate=gate), say("three")]
+    try:
+        with ModelServer(script) as server:
+            child = spawn(server, workspace)
+            sessions.append(child)
+            for prompt, answer in (("a", "one"), ("b", "two")):
+                child.sendline(prompt)
+                child.expect(answer)
+                child.expect(PROMPT)
+            server.request_seen.clear()
+            child.sendline("/compact")
+            child.expect("Compacting")
+            assert server.request_seen.wait(30)  # the summary is being written
+            child.sendintr()
+            child.expect("Interrupted.")
+            child.expect(PROMPT)
+            gate.set()
+            child.sendline("c")
+            child.expect("three")
+            child.expect(PROMPT)
+            child.sendline("/exit")
+            child.expect(pexpect.EOF)
+    finally:
+        gate.set()
+    assert [t.strip() for t in user_texts(server.requests[3])][-3:] == ["a", "b", "c"]

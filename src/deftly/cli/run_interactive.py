@@ -22,7 +22,7 @@ from rich.markup import escape
 
 from deftly.cli.run_live import LiveRenderer
 from deftly.cli.run_slash import COMMANDS, EXIT, SlashContext, run_slash, skill_names
-from deftly.cli.run_turn import run_turn
+from deftly.cli.run_turn import interruptible, run_turn
 from deftly.policy.approval import ApprovalRequest, ApprovalResponse, Approver
 from deftly.providers.base import ChatProvider
 from deftly.runtime import Runtime
@@ -117,7 +117,10 @@ async def interactive(
             return 0
         if not line.strip():
             continue
-        outcome = await run_slash(line, context)
+        finished, outcome = await interruptible(run_slash(line, context))
+        if not finished:
+            console.print("[yellow]Interrupted.[/yellow]")
+            continue
         if outcome is EXIT:
             return 0
         if not isinstance(outcome, str):

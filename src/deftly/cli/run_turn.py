@@ -1,19 +1,37 @@
 """One turn with Ctrl-C wired to it, shared by print mode and the interactive session:
 the first SIGINT cancels the turn as the user (running tools are stopped within the
 executor's grace period and the stream ends with `TurnEnded("cancelled")`), a second one
-abandons it at once."""
+abandons it at once. A slash command's own model request (/compact) is `interruptible`."""
 
 from __future__ import annotations
 
 import asyncio
 import signal
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from deftly.agent.events import AgentEvent, TurnEnded
 
 if TYPE_CHECKING:
     from deftly.agent import Agent
+
+T = TypeVar("T")
+
+
+async def interruptible(work: Coroutine[Any, Any, T]) -> tuple[bool, T | None]:
+    """Await `work` (a slash command's model request, such as /compact) with Ctrl-C
+    cancelling it: `(True, result)`, or `(False, None)` when it was interrupted."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.ensure_future(work)
+    loop.add_signal_handler(signal.SIGINT, task.cancel)
+    try:
+        return True, await task
+    except asyncio.CancelledError:
+        if not task.cancelled():
+            raise
+        return False, None
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
 
 
 async def run_turn(
