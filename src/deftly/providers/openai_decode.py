@@ -10,7 +10,8 @@ no `index` (then the call is told apart by its id, a different name, or the prev
 call's arguments already being whole JSON), no id or the same id every time (`CallIds`
 makes ids unique in the conversation). Usage may be absent, on a final chunk, or on
 every chunk (the last one wins); reasoning arrives as `reasoning_content` (Kimi,
-DeepSeek, vLLM) or `reasoning` (OpenRouter, Ollama).
+DeepSeek, vLLM) or `reasoning` (OpenRouter, Ollama), or inside the text as a leading
+`<think>` block, or as Mistral's `thinking` parts (see `openai_think`).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 
 from deftly.providers.base import ProviderError
 from deftly.providers.ids import CallIds
+from deftly.providers.openai_think import Piece, ThinkSplitter, content_pieces
 from deftly.providers.types import (
     Finish,
     FinishReason,
@@ -103,6 +105,7 @@ class ChunkDecoder:
         self._usage: Usage | None = None
         self._raw_finish: str | None = None
         self._text = False
+        self._think = ThinkSplitter()
         self.chunks = 0
 
     # -- feeding -----------------------------------------------------------------------
@@ -135,14 +138,30 @@ class ChunkDecoder:
             self._end_open(out)
             out.append(ReasoningDelta(reasoning))
         content = get(delta, "content")
-        if isinstance(content, str) and content:
-            self._end_open(out)
-            self._text = self._text or bool(content.strip())
-            out.append(TextDelta(content))
+        if content:
+            for kind, text in content_pieces(content):
+                self._emit(kind, text, out)
+            if whole:
+                self._flush_text(out)
         for position, entry in enumerate(get(delta, "tool_calls") or ()):
             self._tool_delta(entry, position, out, whole)
         if whole:
             self._end_open(out)
+
+    def _emit(self, kind: str, text: str, out: list[StreamPart]) -> None:
+        self._put(self._think.feed(text) if kind == "text" else [("think", text)], out)
+
+    def _flush_text(self, out: list[StreamPart]) -> None:
+        self._put(self._think.flush(), out)
+
+    def _put(self, pieces: list[Piece], out: list[StreamPart]) -> None:
+        for kind, text in pieces:
+            self._end_open(out)  # text or reasoning after a call: the call is complete
+            if kind == "think":
+                out.append(ReasoningDelta(text))
+            else:
+                self._text = self._text or bool(text.strip())
+                out.append(TextDelta(text))
 
     def finish(self, raw: str | None, usage: Any) -> None:
         """Record a whole reply's finish reason and usage."""
@@ -263,6 +282,7 @@ class ChunkDecoder:
                 kind="stream",
                 provider=self._provider,
             )
+        self._flush_text(out)
         self._end_open(out)
         reason = _FINISH.get(self._raw_finish, "other")
         if self._calls and reason == "end_turn":
