@@ -126,6 +126,7 @@ class Agent:
         self._unsubscribe: list[object] = []
         self._queue: asyncio.Queue[ev.AgentEvent] | None = None
         self._turn_id = ""
+        self._restored_prompt = (0, 0)
 
     # -- what a host reads ---------------------------------------------------------------
 
@@ -186,12 +187,18 @@ class Agent:
             self._history = restored.messages
             self._usage = restored.usage
             self._turns = restored.turns
+            self._restored_prompt = (restored.last_prompt_tokens, restored.prompt_covered)
         config = runtime.config
         self._context = ContextKeeper(
             window=self._settings_window(),
             loop=config.loop,
-            elided_dir=runtime.session_dir / "elided",
+            # beside the spilled outputs, which the model may Read without asking
+            elided_dir=runtime.session_dir / "spill" / "elided",
+            elided_view=runtime.session.spill_dir / "elided",
         )
+        tokens, covered = self._restored_prompt
+        if tokens:  # a measured start after a resume, not an estimate
+            self._context.observe(Usage(input_tokens=tokens), covered)
         self._transcript = TranscriptWriter(path)
         self._started = True
 
@@ -336,10 +343,11 @@ class Agent:
             fitted = await self._context.fit(self._system, self._history, specs, self._summarize)
             self._apply_fit(fitted, turn_id)
             request = self._request(specs)
+            sent = len(self._history)
             outcome = await self._step(request, cancel, emit, turn_id)
             usage += outcome.usage
             self._usage += outcome.usage
-            self._context.observe(outcome.usage, len(request.messages))
+            self._context.observe(outcome.usage, sent)
             failure = outcome.error or self._empty(outcome)
             if failure is not None:
                 if outcome.has_calls:  # what ran is kept: the next try goes on from there
