@@ -8,7 +8,6 @@ from dataclasses import dataclass
 
 from deftly.providers.base import ProviderError
 
-
 _RANDOM = random.Random()
 
 
