@@ -53,6 +53,7 @@ from deftly.contract.display import (
     FileIODisplay,
     PlanReviewDisplay,
 )
+from deftly.contract.identity import MAIN_AGENT
 from deftly.execution.events import Event, ToolCallStarted
 
 _ERROR_LINES = 6
@@ -80,7 +81,7 @@ class LiveRenderer:
     """Renders one session's turns on `console` (stdout)."""
 
     def __init__(
-        self, console: Console, *, agent_id: str = "main", root: str | None = None
+        self, console: Console, *, agent_id: str = MAIN_AGENT, root: str | None = None
     ) -> None:
         self.console = console
         self.agent_id = agent_id
