@@ -183,7 +183,8 @@ class AnthropicProvider:
                 request.temperature if request.temperature is not None else self.temperature
             )
             if temperature is not None:
-                params["temperature"] = temperature
+                # this SDK's `create` names no `temperature`; the API still takes it
+                params["extra_body"] = {"temperature": temperature}
         if streaming:
             params["stream"] = True
         return params

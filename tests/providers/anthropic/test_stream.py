@@ -197,8 +197,18 @@ def test_reasoning_effort_maps_to_a_budget() -> None:
         )
         plain = chat.params(request(temperature=0.2), streaming=False)
         assert plain["max_tokens"] == 1000
-        assert plain["temperature"] == 0.2
+        assert plain["extra_body"] == {"temperature": 0.2}
         assert "stream" not in plain
+
+
+async def test_a_temperature_reaches_the_server() -> None:
+    with ModelServer([say("warm")]) as server:
+        chat = AnthropicProvider(
+            model="m", base_url=server.anthropic_url, api_key="k", temperature=0.3
+        )
+        reply = await collect(chat.stream(ChatRequest("s", [Message.user("x")])))
+        await chat.aclose()
+    assert reply.message.text == "warm" and server.requests[0]["temperature"] == 0.3
 
 
 async def test_an_unknown_reasoning_effort_is_a_clear_error() -> None:
