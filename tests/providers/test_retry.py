@@ -32,3 +32,10 @@ def test_only_retryable_errors_and_only_so_many_times() -> None:
     assert not policy.should_retry(busy, 3)
     for kind in ("auth", "not_found", "bad_request", "quota", "filtered", "context_overflow"):
         assert not policy.should_retry(ProviderError("no", kind=kind), 1)  # type: ignore[arg-type]
+
+
+def test_an_unreachable_server_gets_few_tries() -> None:
+    policy = RetryPolicy(max_attempts=8, max_connection_attempts=4)
+    down = ProviderError("nothing answers", kind="connection")
+    assert policy.should_retry(down, 3) and not policy.should_retry(down, 4)
+    assert policy.should_retry(ProviderError("busy", kind="server"), 7)

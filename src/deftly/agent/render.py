@@ -25,7 +25,11 @@ IMAGE_MOVED = (
 
 
 def system_block(text: str) -> str:
-    """`text` as a `<system>` block: what the harness (not the user) says to the model."""
+    """`text` as a `<system>` block: what the harness (not the user) says to the model
+    (as it is when it already is one: some tools write their notes that way)."""
+    stripped = text.strip()
+    if stripped.startswith("<system>") and stripped.endswith("</system>"):
+        return stripped
     return f"<system>{text}</system>"
 
 

@@ -180,3 +180,17 @@ async def test_a_token_budget_ends_the_turn_with_budget_and_says_why(make_runtim
     assert turn.end.error and "max_turn_tokens" in turn.end.error
     told = [content_text(m) for m in server.requests[2]["messages"] if m["role"] == "user"]
     assert any("its budget of 150" in t for t in told)
+
+
+async def test_a_note_reaches_the_model_once_in_a_system_block(
+    make_runtime: Any, workspace: Path
+) -> None:
+    (workspace / "one.txt").write_text("only line\n")
+    runtime = await make_runtime()
+    script = [calls(Call("Read", {"path": str(workspace / "one.txt")})), say("ok")]
+    with ModelServer(script) as server:
+        agent = Agent(runtime, openai_provider(server))
+        await run_turn(agent, "read")
+        await agent.aclose()
+    text = content_text(tool_messages(server.requests[1])[0])
+    assert "only line" in text and text.count("<system>") == 1 and "<system><system>" not in text
