@@ -215,3 +215,39 @@ def test_the_bash_examples_run(workspace: Path) -> None:
     # Without a terminal the Edit asks and is refused, saying how to allow it.
     assert "--yes" in outputs[2] and "x = 1" in (workspace / "src" / "app.py").read_text()
     assert "made" in outputs[-1]  # the batch's background make, waited for
+
+
+def test_the_agent_example_runs_against_a_model_server(workspace: Path) -> None:
+    from tests.scripted.script import Call, calls, say
+    from tests.scripted.server import ModelServer
+
+    start = README.index("The agent loop from Python")
+    [code] = re.findall(r"```python\n(.*?)```", README[start:], re.S)[:1]
+    (workspace / "test_x.py").write_text("def test_x():\n    assert 1 == 2\n")
+    script = [
+        calls(Call("Read", {"path": "test_x.py"})),
+        say("test_x fails: 1 is not 2."),
+        say("Fixed."),
+    ]
+    with ModelServer(script) as server:
+        code = code.replace("path/to/repo", str(workspace)).replace(
+            "http://127.0.0.1:11434/v1", server.openai_url
+        )
+        example = workspace.parent / "agent_example.py"
+        example.write_text(code)
+        done = _run([sys.executable, str(example)], workspace)
+    assert done.returncode == 0, done.stderr
+    assert "end_turn 2" in done.stdout and "test_x fails" in done.stdout
+    assert "'type': 'turn_end'" in done.stdout
+    assert "assert 1 == 2" in json.dumps(server.requests[1])
+
+
+def test_the_model_profiles_example_parses_and_every_profile_resolves() -> None:
+    from deftly.agent.models import resolve_model
+
+    [block] = [b for b in blocks("toml") if "[models.kimi]" in b]
+    config = parse_config(tomllib.loads(block), "the README")
+    assert config.model.model == "qwen2.5-coder:14b"
+    for name in config.models:
+        assert resolve_model(config, name).model
+    assert resolve_model(config, "claude").provider == "anthropic"
