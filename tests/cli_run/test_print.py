@@ -115,6 +115,7 @@ def test_no_model_configured_is_a_usage_error(workspace: Path) -> None:
     assert done.returncode == 2
     assert done.stdout == ""
     assert done.stderr.startswith("deftly: ") and "model" in done.stderr
+    assert "[model]" in done.stderr  # the message is printed as written, not as markup
     assert "Traceback" not in done.stderr
 
 

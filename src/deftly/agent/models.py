@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from deftly.config import DeftlyConfig
+from deftly.config import DeftlyConfig, user_config_dir
 from deftly.config.models import ModelSettings
 from deftly.providers.base import ChatProvider
 
@@ -85,8 +85,10 @@ def _over(base: ModelSettings, profile: ModelSettings) -> ModelSettings:
 
 def _no_model_message(config: DeftlyConfig) -> str:
     message = (
-        'No model is configured. Set one in .deftly/config.toml ([model] model = "gpt-4.1", '
-        "with provider and base_url for other servers) or pass --model MODEL_ID."
+        "No model is configured. Set one in your config file "
+        f'({user_config_dir() / "config.toml"}: [model] model = "gpt-4.1", with provider '
+        "and base_url for other servers), or pass --model MODEL_ID. A workspace's own "
+        ".deftly/config.toml may set it only once you trust the folder (deftly trust)."
     )
     if config.models:
         names = ", ".join(sorted(config.models))

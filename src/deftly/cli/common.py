@@ -90,7 +90,7 @@ class UsageError(Exception):
 
 def fail(message: str, code: int = USAGE_ERROR) -> typer.Exit:
     """Print `message` as deftly's error on stderr and return the exit to raise with `code`."""
-    err.print(f"[red]deftly:[/red] {message}", highlight=False)
+    err.print(f"[red]deftly:[/red] {escape(message)}", highlight=False)
     return typer.Exit(code)
 
 

@@ -238,3 +238,13 @@ def test_the_readme_example_resolves_every_profile() -> None:
     deepseek = make_provider(resolve_model(example, "deepseek"), env)
     assert isinstance(kimi, OpenAIProvider) and kimi.reasoning_echo == "tool_calls"
     assert isinstance(deepseek, OpenAIProvider) and deepseek.reasoning_echo == "never"
+
+
+def test_the_no_model_message_names_the_users_config_file_and_trust() -> None:
+    from deftly.config import user_config_dir
+
+    with pytest.raises(ModelError) as caught:
+        resolve_model(DeftlyConfig())
+    message = str(caught.value)
+    assert str(user_config_dir() / "config.toml") in message
+    assert "[model]" in message and "--model" in message and "deftly trust" in message
