@@ -33,7 +33,7 @@ def map_error(
         return status_error(
             exc.status_code,
             body=exc.body,
-            text=_text(exc),
+            text=errors.response_text(exc),
             headers=exc.response.headers,
             model=model,
             base_url=base_url,
@@ -50,7 +50,7 @@ def map_error(
         if streaming:
             return broken(exc)
         return ProviderError(
-            f"Could not connect to the Anthropic API at {base_url} ({_cause(exc)}). Check "
+            f"Could not connect to the Anthropic API at {base_url} ({errors.cause(exc)}). Check "
             "the network, and `base_url` in [model] (or --base-url).",
             kind="connection",
             provider=NAME,
@@ -159,27 +159,10 @@ def stream_error(body: object, fallback: str) -> ProviderError:
 
 def broken(exc: BaseException) -> ProviderError:
     """The error for a stream that failed while it was read."""
-    return ProviderError(
-        f"The model's reply broke off mid-way ({_cause(exc)}). Trying again usually helps.",
-        kind="stream",
-        provider=NAME,
-    )
+    return errors.broken_stream(exc, NAME)
 
 
 def _is_timeout(exc: BaseException) -> bool:
     import httpx2
 
     return isinstance(exc, httpx2.TimeoutException | TimeoutError)
-
-
-def _cause(exc: BaseException) -> str:
-    inner = exc.__cause__ or exc.__context__ or exc
-    text = str(inner).strip() or type(inner).__name__
-    return text[:200]
-
-
-def _text(exc: Any) -> str:
-    try:
-        return str(exc.response.text)
-    except Exception:
-        return ""

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
 from typing import Any
 
+from deftly.providers.base import ProviderError
+
 _TITLE = re.compile(r"<title[^>]*>(.*?)</title>", re.IGNORECASE | re.DOTALL)
 _TAGS = re.compile(r"<[^>]+>")
 _SPACE = re.compile(r"\s+")
@@ -135,3 +137,27 @@ def _header(headers: Mapping[str, str] | Any, name: str) -> str | None:
     if value is None:
         value = getter(name.title())
     return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def cause(exc: BaseException) -> str:
+    """What went wrong under an SDK error (its cause's text), short."""
+    inner = exc.__cause__ or exc.__context__ or exc
+    text = str(inner).strip() or type(inner).__name__
+    return text[:200]
+
+
+def response_text(exc: Any) -> str:
+    """The body of the HTTP response an SDK error carries ("" when it was never read)."""
+    try:
+        return str(exc.response.text)
+    except Exception:  # a streamed response whose body was never read
+        return ""
+
+
+def broken_stream(exc: BaseException, provider: str) -> ProviderError:
+    """The error for a reply that failed while it was being read."""
+    return ProviderError(
+        f"The model's reply broke off mid-way ({cause(exc)}). Trying again usually helps.",
+        kind="stream",
+        provider=provider,
+    )

@@ -27,7 +27,7 @@ def map_error(exc: BaseException, *, model: str, base_url: str, streaming: bool)
         return status_error(
             exc.status_code,
             body=exc.body,
-            text=_response_text(exc),
+            text=errors.response_text(exc),
             headers=exc.response.headers,
             model=model,
             base_url=base_url,
@@ -41,9 +41,9 @@ def map_error(exc: BaseException, *, model: str, base_url: str, streaming: bool)
         )
     if isinstance(exc, openai.APIConnectionError):
         if streaming:
-            return _broken(exc)
+            return errors.broken_stream(exc, NAME)
         return ProviderError(
-            f"Could not connect to the model server at {base_url} ({_cause(exc)}). Is the "
+            f"Could not connect to the model server at {base_url} ({errors.cause(exc)}). Is the "
             "server running at that address? Check `base_url` in [model] (or --base-url).",
             kind="connection",
             provider=NAME,
@@ -59,28 +59,7 @@ def map_error(exc: BaseException, *, model: str, base_url: str, streaming: bool)
             kind="stream",
             provider=NAME,
         )
-    return _broken(exc)
-
-
-def _broken(exc: BaseException) -> ProviderError:
-    return ProviderError(
-        f"The model's reply broke off mid-way ({_cause(exc)}). Trying again usually helps.",
-        kind="stream",
-        provider=NAME,
-    )
-
-
-def _cause(exc: BaseException) -> str:
-    inner = exc.__cause__ or exc.__context__
-    text = str(inner or exc).strip() or type(inner or exc).__name__
-    return text[:200]
-
-
-def _response_text(exc: Any) -> str:
-    try:
-        return str(exc.response.text)
-    except Exception:  # a streamed response whose body was never read
-        return ""
+    return errors.broken_stream(exc, NAME)
 
 
 def status_error(
