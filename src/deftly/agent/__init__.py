@@ -9,15 +9,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from deftly.agent.events import AgentEvent, StopReason
+from deftly.session.turns import TurnBudget
 
 if TYPE_CHECKING:
-    from deftly.agent.agent import Agent, TurnBudget, TurnResult
+    from deftly.agent.agent import Agent, TurnResult
 
 __all__ = ["Agent", "AgentEvent", "StopReason", "TurnBudget", "TurnResult"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("Agent", "TurnBudget", "TurnResult"):
+    if name in ("Agent", "TurnResult"):
         from deftly.agent import agent
 
         return getattr(agent, name)

@@ -22,7 +22,7 @@ import logging
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from datetime import date
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from deftly.agent import events as ev
 from deftly.agent.budgets import configured_budgets
@@ -39,6 +39,7 @@ from deftly.providers.base import ChatProvider, ProviderError
 from deftly.providers.reply import collect
 from deftly.providers.retry import RetryPolicy
 from deftly.providers.types import ChatRequest, Message, TextPart, ThinkPart, ToolSpec, Usage
+from deftly.session.turns import TurnBudget, TurnEnd, TurnStart
 
 if TYPE_CHECKING:
     from deftly.agent.context import ContextKeeper
@@ -56,16 +57,6 @@ FILTERED = (
     "try another model."
 )
 EMPTY_REPLY = "The model sent an empty reply (no text and no tool calls)."
-
-
-class TurnBudget(Protocol):
-    """A limit on a turn beyond its step count (tokens, wall time, a goal's budget):
-    asked before every step; a text ends the turn with `stop_reason="budget"`, and the
-    text is recorded for the model's next turn."""
-
-    def exceeded(self, *, steps: int, usage: Usage, seconds: float) -> str | None:
-        """Why the turn must end now, or None."""
-        ...
 
 
 @dataclass
@@ -308,6 +299,8 @@ class Agent:
         self._turn_id = turn_id
         agent_id = self._runtime.agent.agent_id
         emit(ev.TurnStarted(agent_id, turn_id, prompt))
+        hooks = self._runtime.agent.loop_hooks
+        hooks.turn_started(TurnStart(turn_id, prompt))
         self._repeats.reset()
         skills = self._runtime.agent.services.find(SkillService)
         if skills is not None:
@@ -393,6 +386,7 @@ class Agent:
         if stop == "cancelled" and cancel.by_user:
             self._runtime.agent.injections.push("interrupted", INTERRUPTED)
         transcript.turn_ended(turn=turn, stop_reason=stop, steps=steps, usage=usage)
+        hooks.turn_ended(TurnEnd(turn_id, stop, steps, usage, loop.time() - began))
         emit(
             ev.TurnEnded(
                 agent_id, turn_id, stop, text, steps, usage, self._runtime.session_id, error
@@ -508,12 +502,13 @@ class Agent:
             self._transcript.message(message, turn=turn, step=step)
 
     def _budget_reason(self, steps: int, usage: Usage, seconds: float) -> str | None:
-        budgets = [*configured_budgets(self._runtime.config.loop), *self.budgets]
-        for budget in budgets:
+        """The first reason to end the turn: `[loop]`'s budgets, the host's, then the
+        features' (a goal's budget)."""
+        for budget in [*configured_budgets(self._runtime.config.loop), *self.budgets]:
             reason = budget.exceeded(steps=steps, usage=usage, seconds=seconds)
             if reason:
                 return reason
-        return None
+        return self._runtime.agent.loop_hooks.exceeded(steps=steps, usage=usage, seconds=seconds)
 
     def _forward(self, event: Event) -> None:
         """Runtime events of this agent that a watcher of the turn should see."""

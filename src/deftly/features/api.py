@@ -42,6 +42,7 @@ from deftly.registry.registry import Source, ToolRegistry
 from deftly.registry.services import Services
 from deftly.session.injections import Injections
 from deftly.session.store import StateStore
+from deftly.session.turns import LoopHooks
 
 log = logging.getLogger(__name__)
 
@@ -152,6 +153,8 @@ class AgentContext:
     """Whether the tool policy and this agent's profile let a tool be used."""
     executor: Executor = field(repr=False)
     closers: Closers = field(default_factory=Closers)
+    loop: LoopHooks = field(default_factory=LoopHooks)
+    """This agent's turn budgets and turn listeners (used when an agent loop drives it)."""
 
     @property
     def agent_id(self) -> str:

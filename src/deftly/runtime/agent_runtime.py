@@ -34,6 +34,7 @@ from deftly.registry.registry import RegisteredTool, Source, ToolRegistry
 from deftly.registry.services import Services
 from deftly.runtime.session_runtime import SessionRuntime
 from deftly.session.injections import Injections
+from deftly.session.turns import LoopHooks
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +79,8 @@ class AgentRuntime:
             session.permissions, session.events, approver=approver, approve_asks=approve_asks
         )
         self.injections = Injections()
+        self.loop_hooks = LoopHooks()
+        """What an agent loop asks (budgets) and tells (turns) this agent's features."""
         self.executor = Executor(
             self.registry,
             Spiller(session.spill_dir, session.budget(), session.env),
@@ -140,6 +143,7 @@ class AgentRuntime:
         self.services.provide(self.registry)
         self.services.provide(self.gate)
         self.services.provide(self.injections)
+        self.services.provide(self.loop_hooks)
         ctx = AgentContext(
             session=session,
             identity=self.identity,
@@ -152,6 +156,7 @@ class AgentRuntime:
             is_switched_on=self.is_switched_on,
             executor=self.executor,
             closers=self._closers,
+            loop=self.loop_hooks,
         )
         self._started = True
         for feature in features:

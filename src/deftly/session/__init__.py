@@ -21,6 +21,7 @@ from deftly.session.paths import (
 )
 from deftly.session.session import SESSION_ID_PATTERN, Session, check_session_id
 from deftly.session.store import StateChanged, StateListener, StateSlot, StateStore
+from deftly.session.turns import LoopHooks, TurnBudget, TurnEnd, TurnStart, TurnUsage
 
 __all__ = [
     "IN_USE",
@@ -28,12 +29,17 @@ __all__ = [
     "Injection",
     "InjectionSource",
     "Injections",
+    "LoopHooks",
     "Session",
     "SessionClaim",
     "StateChanged",
     "StateListener",
     "StateSlot",
     "StateStore",
+    "TurnBudget",
+    "TurnEnd",
+    "TurnStart",
+    "TurnUsage",
     "check_session_id",
     "data_home",
     "new_session_id",

@@ -194,3 +194,32 @@ async def test_a_note_reaches_the_model_once_in_a_system_block(
         await agent.aclose()
     text = content_text(tool_messages(server.requests[1])[0])
     assert "only line" in text and text.count("<system>") == 1 and "<system><system>" not in text
+
+
+async def test_an_agents_loop_hooks_limit_and_hear_its_turns(make_runtime: Any) -> None:
+    from deftly.session.turns import TurnEnd, TurnStart
+
+    runtime = await make_runtime()
+    heard: list[object] = []
+
+    class TwoSteps:
+        def exceeded(self, *, steps: int, usage: Any, seconds: float) -> str | None:
+            return "a feature's budget: two steps" if steps >= 2 else None
+
+    hooks = runtime.agent.loop_hooks
+    stop = hooks.add_budget(TwoSteps())
+    hooks.on_turn_start(heard.append)
+    hooks.on_turn_end(heard.append)
+    script = [calls(Call("Glob", {"pattern": f"*{n}"})) for n in range(3)]
+    with ModelServer([*script, say("done")]) as server:
+        agent = Agent(runtime, openai_provider(server))
+        turn = await run_turn(agent, "go")
+        stop()
+        after = await run_turn(agent, "again")
+        await agent.aclose()
+    assert (turn.end.stop_reason, turn.end.error) == ("budget", "a feature's budget: two steps")
+    assert after.end.stop_reason != "budget"
+    start, end = heard[0], heard[1]
+    assert isinstance(start, TurnStart) and start.prompt == "go"
+    assert isinstance(end, TurnEnd) and (end.stop_reason, end.steps) == ("budget", 2)
+    assert end.usage.total_tokens == 240
