@@ -36,6 +36,7 @@ from deftly.cli.render import stream_output
 from deftly.cli.run_render import INTERRUPTED, JsonRenderer, PrintRenderer, exit_code
 from deftly.cli.run_turn import run_turn
 from deftly.config.models import ModelSettings
+from deftly.features.notify import DesktopNotifier, NotifyAlerts
 from deftly.providers.base import ChatProvider
 from deftly.runtime import Runtime
 from deftly.session.paths import data_home, session_dir
@@ -129,7 +130,8 @@ def run_command(
         async with runtime:
             print_diagnostics(runtime)
             agent = _agent(runtime, chosen, settings, max_steps)
-            async with agent:
+            alerts = _notify_alerts(interactive=text is None, as_json=as_json, console=console)
+            async with agent, alerts.attached(runtime.subscribe):
                 if text is None:
                     from deftly.cli.run_interactive import interactive
 
@@ -156,6 +158,19 @@ def run_command(
                 return await _one_turn(agent, text, show)
 
     raise typer.Exit(run_async(main))
+
+
+def _notify_alerts(*, interactive: bool, as_json: bool, console: Console) -> NotifyAlerts:
+    """How NotifyUser reaches the person: at the interactive terminal a line, the bell and a
+    desktop notification (where notify-send can show one); in print mode a line on stderr
+    (and the bell when stderr is a terminal); with --json the `notice` event."""
+    if interactive:
+        return NotifyAlerts(
+            shown="a line in the terminal", bell=console.file, desktop=DesktopNotifier.find()
+        )
+    if as_json:
+        return NotifyAlerts(shown="a notice event in the --json output")
+    return NotifyAlerts(shown="a line on stderr", bell=sys.stderr if sys.stderr.isatty() else None)
 
 
 def _usage(message: str) -> typer.Exit:

@@ -39,6 +39,7 @@ from deftly.agent.events import (
 from deftly.cli.render import render_display
 from deftly.cli.run_render import (
     ERROR_MARK,
+    NOTIFY_MARK,
     OK_MARK,
     QUIET_NOTICES,
     arguments_summary,
@@ -55,6 +56,7 @@ from deftly.contract.display import (
 )
 from deftly.contract.identity import MAIN_AGENT
 from deftly.execution.events import Event, ToolCallStarted
+from deftly.features.notify.notification import NOTICE_KIND as NOTIFY_KIND
 
 _ERROR_LINES = 6
 
@@ -186,6 +188,8 @@ class LiveRenderer:
             case ContextChanged(kind=kind, tokens_before=tokens):
                 what = "old tool outputs elided" if kind == "elided" else "older turns compacted"
                 self._line(f"[dim]… context: {what} (was {tokens:,} tokens)[/dim]")
+            case Notice(kind=kind, text=text) if kind == NOTIFY_KIND:
+                self._line(f"[bold yellow]{NOTIFY_MARK} {escape(text)}[/bold yellow]")
             case Notice(kind=kind, text=text) if kind not in QUIET_NOTICES:
                 self._line(f"[dim]… {escape(text)}[/dim]")
             case TurnEnded():

@@ -36,6 +36,7 @@ from deftly.contract.display import (
     TaskStopDisplay,
     UrlFetchDisplay,
 )
+from deftly.features.notify.notification import NOTICE_KIND as NOTIFY_KIND
 
 OK_MARK = "✓"
 ERROR_MARK = "✗"
@@ -84,6 +85,9 @@ def one_line(text: str, limit: int = _SUMMARY_CHARS) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
+
+NOTIFY_MARK = "🔔"
+"""Marks NotifyUser's notice: a message for the person, shown as it is (not as activity)."""
 
 QUIET_NOTICES = frozenset({"permission"})
 """Notices kept out of the text views: each call's permission record (its ✓ or ✗ line
@@ -205,6 +209,8 @@ class PrintRenderer:
                 self._say(
                     f"… context: {what} (was {tokens:,} tokens){': ' + detail if detail else ''}"
                 )
+            case Notice(kind=kind, text=text) if kind == NOTIFY_KIND:
+                self._say(f"{NOTIFY_MARK} {text}")
             case Notice(kind=kind, text=text) if kind not in QUIET_NOTICES:
                 self._say(f"… {text}")
             case TurnEnded():

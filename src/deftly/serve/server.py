@@ -38,6 +38,7 @@ from deftly.execution.calls import CallResult, ToolCall
 from deftly.execution.events import Event, EventListener, RuntimeNotice, ToolProgress
 from deftly.features.mcp.connection import deftly_version
 from deftly.features.mcp.content import to_mcp_content
+from deftly.features.notify.notification import NOTICE_KIND, Notification
 from deftly.registry.registry import ToolRegistry
 from deftly.serve.approval import ElicitationApprover
 from deftly.serve.prompts import SkillPrompts
@@ -45,8 +46,10 @@ from deftly.serve.prompts import SkillPrompts
 log = logging.getLogger(__name__)
 
 MAX_PROGRESS_MESSAGE = 1_000
-LOGGED_NOTICES = {"task_finished": "deftly.tasks"}
+LOGGED_NOTICES = {"task_finished": "deftly.tasks", NOTICE_KIND: "deftly.notify"}
 """Runtime notices also sent to the client as MCP log messages, and their logger names."""
+NOTIFY_LEVELS: dict[str, mt.LoggingLevel] = {"low": "info", "normal": "notice", "high": "warning"}
+"""The log level of a NotifyUser notification, by its urgency."""
 FLUSH_SECONDS = 2.0
 
 
@@ -371,13 +374,20 @@ class ToolServer:
             if channel is not None:
                 channel.progress.put_nowait(event.update)
         elif isinstance(event, RuntimeNotice) and event.kind in LOGGED_NOTICES:
+            logger = LOGGED_NOTICES[event.kind]
+            level: mt.LoggingLevel = "info"
+            note = event.data
+            if isinstance(note, Notification):
+                level = NOTIFY_LEVELS[note.urgency]
+                if self._channels or self._last_ctx is not None:
+                    note.delivered(f"an MCP log message to the client (logger {logger})")
             with contextlib.suppress(RuntimeError):  # no loop: nobody to tell
                 task = asyncio.get_running_loop().create_task(
-                    self._log(LOGGED_NOTICES[event.kind], event.message)
+                    self._log(logger, event.message, level)
                 )
                 self._keep(task)
 
-    async def _log(self, logger: str, message: str) -> None:
+    async def _log(self, logger: str, message: str, level: mt.LoggingLevel = "info") -> None:
         """A notice as an MCP log message (`notifications/message`, level info): on a call
         in flight when there is one (2026-07-28 clients take log messages only there, and
         only when they asked for them), else on the connection of the latest request."""
@@ -388,7 +398,7 @@ class ToolServer:
         try:
             with warnings.catch_warnings():  # deprecated in 2026-07-28, still what clients read
                 warnings.simplefilter("ignore")
-                await ctx.session.send_log_message("info", message, logger=logger)
+                await ctx.session.send_log_message(level, message, logger=logger)
         except Exception as exc:
             log.debug("could not send a log message to the client: %s", exc)
 
