@@ -3,10 +3,12 @@ resolved, shown and allowed."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from deftly.contract.accesses import Accesses
 from deftly.contract.display import TodoItem, TodoListDisplay
+from deftly.execution.calls import ToolCall
 from deftly.execution.events import ToolCallStarted
 from deftly.features.todo.todo_list import TodoListParams, TodoListTool
 from deftly.policy.approval import ApprovalRequest, ApprovalResponse
@@ -175,3 +177,27 @@ async def test_the_description_says_how_to_read_clear_and_replace(make_runtime: 
     text = info.description
     assert "`todos: []` clears" in text and "plan file" in text
     assert "exactly one item `in_progress`" in text
+
+
+async def test_each_agent_keeps_its_own_list(make_runtime: Any) -> None:
+    rt = await todo_runtime(make_runtime)
+    await rt.call("TodoList", {"todos": FIRST_TWO})
+    child = await rt.agent.spawn_child("helper")
+    call = ToolCall("c1", "TodoList", json.dumps({}))
+    [read] = await child.run_batch([call])
+    assert read.result.text == "The todo list is empty."
+    write = ToolCall("c2", "TodoList", json.dumps({"todos": [{"title": "x", "status": "done"}]}))
+    await child.run_batch([write])
+    assert (await rt.call("TodoList", {})).text.endswith("[in_progress] second")
+    state = rt.session_dir / "state"
+    assert {p.name for p in state.glob("todo.*.json")} == {"todo.main.json", "todo.helper.json"}
+
+
+async def test_a_read_after_a_write_in_one_batch_sees_the_write(make_runtime: Any) -> None:
+    rt = await todo_runtime(make_runtime)
+    write = ToolCall("w", "TodoList", json.dumps({"todos": FIRST_TWO}))
+    read = ToolCall("r", "TodoList", "{}")
+    results = await rt.run_batch([write, read])
+    assert [r.result.text for r in results][
+        1
+    ] == "Todo list:\n  [pending] first\n  [in_progress] second"
