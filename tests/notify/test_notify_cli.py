@@ -9,7 +9,6 @@ import asyncio
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
 import mcp.types as mt
 import pexpect
@@ -70,9 +69,7 @@ def _interactive(
     env["PATH"] = f"{tmp_path / 'bin'}{os.pathsep}{env['PATH']}"
     env.pop("NO_COLOR", None)
     args = ["run", "-w", str(workspace), "--base-url", server.openai_url, "--model", "scripted"]
-    child = pexpect.spawn(
-        DEFTLY, args, env=env, encoding="utf-8", dimensions=(40, 100), timeout=30
-    )
+    child = pexpect.spawn(DEFTLY, args, env=env, encoding="utf-8", dimensions=(40, 100), timeout=30)
     child.expect("›")
     return child
 
@@ -141,5 +138,3 @@ async def test_serve_sends_an_mcp_log_message(workspace: Path) -> None:
     )
     text = "\n".join(c.text for c in result.content if isinstance(c, mt.TextContent))
     assert "an MCP log message to the client (logger deftly.notify)" in text
-
-
