@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import time
 from pathlib import Path
 
 import mcp.types as mt
@@ -87,6 +88,10 @@ def test_the_interactive_terminal_shows_it_rings_and_notifies_the_desktop(
             for marker in ("NotifyUser", "🔔", "CI: The tests pass.", "All done.", "›"):
                 child.expect(marker)
                 shown += child.before + child.after
+            for _ in range(500 if display else 0):  # until the fake has run (it writes first)
+                if recorded(record):
+                    break
+                time.sleep(0.02)
             child.sendeof()
             child.expect(pexpect.EOF)
         finally:
@@ -96,7 +101,7 @@ def test_the_interactive_terminal_shows_it_rings_and_notifies_the_desktop(
     told = _told(server)
     assert "a line in the terminal; the terminal bell" in told
     if display:
-        [run] = recorded(record)  # deftly exits only once notify-send has been reaped
+        [run] = recorded(record)
         assert run["argv"] == [
             "--urgency=normal",
             "--app-name=deftly",
