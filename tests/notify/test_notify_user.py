@@ -101,3 +101,14 @@ async def test_the_description_states_the_limit_and_the_schema_the_urgencies(
     assert schema["required"] == ["message"]
     assert schema["properties"]["urgency"]["enum"] == ["low", "normal", "high"]
     assert schema["properties"]["message"]["maxLength"] == 500
+
+
+async def test_plan_mode_lets_it_run_and_a_deny_rule_still_stops_it(make_runtime: Any) -> None:
+    runtime = await make_runtime()
+    entered = await runtime.call("EnterPlanMode", {})
+    assert not entered.is_error, entered.text
+    planning = await runtime.call("NotifyUser", {"message": "The plan is ready for review."})
+    assert not planning.is_error, planning.text
+    denied = await make_runtime(config={"permissions": {"deny": ["NotifyUser"]}})
+    refused = await denied.call("NotifyUser", {"message": "hello"})
+    assert refused.is_error and "deny" in refused.text.lower(), refused.text
