@@ -10,14 +10,26 @@ from __future__ import annotations
 from deftly.features.api import Feature, feature_contributions
 from deftly.features.disclosure.feature import FEATURE as DISCLOSURE
 from deftly.features.files.feature import FEATURE as FILES
+from deftly.features.goals.feature import FEATURE as GOALS
 from deftly.features.mcp.feature import FEATURE as MCP
 from deftly.features.notify.feature import FEATURE as NOTIFY
 from deftly.features.plan.feature import FEATURE as PLAN
 from deftly.features.shell.feature import FEATURE as SHELL
 from deftly.features.skills.feature import FEATURE as SKILLS
+from deftly.features.todo.feature import FEATURE as TODO
 from deftly.registry.contribution import ToolContribution
 
-BUILTIN_FEATURES: tuple[Feature, ...] = (FILES, SHELL, PLAN, SKILLS, NOTIFY, MCP, DISCLOSURE)
+BUILTIN_FEATURES: tuple[Feature, ...] = (
+    FILES,
+    SHELL,
+    PLAN,
+    SKILLS,
+    TODO,
+    GOALS,
+    NOTIFY,
+    MCP,
+    DISCLOSURE,
+)
 """deftly's own features, in the order their steps run and their tools are offered."""
 
 
