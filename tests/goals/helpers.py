@@ -11,7 +11,8 @@ from deftly.features.goals.service import GoalService
 from deftly.providers import Usage
 from deftly.session.turns import TurnEnd, TurnStart
 
-FEATURES = [*BUILTIN_FEATURES, FEATURE]
+FEATURES = list(BUILTIN_FEATURES)
+assert FEATURE in FEATURES  # a built-in feature
 
 
 async def goal_runtime(make_runtime: Any, **kwargs: Any) -> Any:

@@ -1,4 +1,4 @@
-"""Runtimes with the todo feature (not yet among the built-in features)."""
+"""Runtimes with the todo feature (a built-in one)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from deftly import Runtime
 from deftly.features import BUILTIN_FEATURES
 from deftly.features.todo.feature import FEATURE as TODO
 
-FEATURES = [*BUILTIN_FEATURES, TODO]
+FEATURES = list(BUILTIN_FEATURES)
+assert TODO in FEATURES  # a built-in feature
 
 FIRST_TWO = [
     {"title": "first", "status": "pending"},
