@@ -186,6 +186,7 @@ class Agent:
             # beside the spilled outputs, which the model may Read without asking
             elided_dir=runtime.session_dir / "spill" / "elided",
             elided_view=runtime.session.spill_dir / "elided",
+            state=agent.loop_hooks.state_text,
         )
         tokens, covered = self._restored_prompt
         if tokens:  # a measured start after a resume, not an estimate

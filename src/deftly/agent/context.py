@@ -75,8 +75,8 @@ class ContextKeeper:
     `window`: the model's context window in tokens; `loop`: the `[loop]` thresholds;
     `elided_dir`: where elided outputs are written (on this machine), `elided_view` the
     same folder as the model's tools see it (a rooted env's view; default the same path);
-    `state`: the seam for the session state a compacted history carries ("Session state:
-    ..."), None until the session has such state.
+    `state`: the session state a compacted history carries ("Session state: ..."): the
+    agent's `LoopHooks.state_text` (the todo list, the goal), None for none.
     """
 
     def __init__(

@@ -58,6 +58,14 @@ class ToolTraits:
     exits_plan_mode: bool = False
     """It ends plan mode (ExitPlanMode): plan mode has the user review the plan before the
     call runs."""
+    asks_user: bool = False
+    """It puts a question to the person and waits for the answer (AskUserQuestion). It is
+    offered only where someone can answer (the host gave an answerer), never in auto mode,
+    and `deftly serve` lists it only to clients that can show a form (elicitation)."""
+    uses_inbox: bool = False
+    """It schedules prompts into the agent's inbox, or manages them (the cron tools). It is
+    offered only while something consumes the inbox (an interactive `deftly run`, `--watch`,
+    `deftly serve`, `Agent.watch()`): elsewhere nothing would ever run them."""
     discloses_tools: bool = False
     """It is about the tool list itself (select_tools loads deferred tools). `deftly
     serve` does not list it: MCP clients do their own disclosure."""

@@ -38,9 +38,12 @@ from deftly.execution.permission_gate import PermissionGate
 from deftly.policy.paths import Workspace
 from deftly.policy.permissions import Mode, PermissionEngine
 from deftly.registry.contribution import ToolContribution
+from deftly.registry.offer import NOTHING_OFFERED, ToolOffer
 from deftly.registry.registry import Source, ToolRegistry
 from deftly.registry.services import Services
+from deftly.session.inbox import Inbox
 from deftly.session.injections import Injections
+from deftly.session.questions import QuestionDesk
 from deftly.session.store import StateStore
 from deftly.session.turns import LoopHooks
 
@@ -154,7 +157,14 @@ class AgentContext:
     executor: Executor = field(repr=False)
     closers: Closers = field(default_factory=Closers)
     loop: LoopHooks = field(default_factory=LoopHooks)
-    """This agent's turn budgets and turn listeners (used when an agent loop drives it)."""
+    """This agent's turn budgets, turn listeners and compaction state (used when an agent
+    loop drives it)."""
+    inbox: Inbox = field(default_factory=Inbox)
+    """Prompts that arrive on their own (a cron job firing): run when the agent is idle."""
+    questions: QuestionDesk = field(default_factory=QuestionDesk)
+    """Who answers this agent's questions for the person (maybe nobody)."""
+    offer: ToolOffer = NOTHING_OFFERED
+    """The tools this agent's model is offered now."""
 
     @property
     def agent_id(self) -> str:

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from deftly.config.loader import LoadedConfig
 from deftly.contract.diagnostics import Diagnostic
 from deftly.contract.identity import Identity
+from deftly.contract.traits import traits_of
 from deftly.execution.calls import CallResult, ToolCall
 from deftly.execution.executor import Executor
 from deftly.execution.external_hooks import CommandHook, ExternalHooks
@@ -27,18 +28,32 @@ from deftly.execution.permission_gate import PermissionGate
 from deftly.execution.spill import Spiller
 from deftly.features.api import AgentContext, Closer, Closers, Feature
 from deftly.policy.approval import Approver
+from deftly.policy.permissions import Mode
 from deftly.policy.tool_policy import ToolPolicy, find_inactive_patterns
 from deftly.registry.activation import Activation, Profile, known_names
 from deftly.registry.contribution import ToolContribution
+from deftly.registry.offer import ToolOffer
 from deftly.registry.registry import RegisteredTool, Source, ToolRegistry
 from deftly.registry.services import Services
 from deftly.runtime.session_runtime import SessionRuntime
+from deftly.session.inbox import Inbox
 from deftly.session.injections import Injections
+from deftly.session.questions import QuestionDesk
 from deftly.session.turns import LoopHooks
 
 log = logging.getLogger(__name__)
 
 SwitchedOn = Callable[[str, Source], bool]
+
+
+NOBODY_ANSWERS = (
+    'Tool "{name}" is not available: nobody can answer questions here ({why}). Decide '
+    "yourself, say in your reply what you assumed, or ask in your reply."
+)
+NOTHING_CONSUMES = (
+    'Tool "{name}" is not available: nothing here runs the prompts it schedules (they run '
+    "in an interactive `deftly run`, `deftly run --watch` or `deftly serve`)."
+)
 
 
 def switched_off_text(name: str) -> str:
@@ -64,6 +79,7 @@ class AgentRuntime:
         parent: AgentRuntime | None = None,
         approver: Approver | None = None,
         approve_asks: bool = False,
+        questions: QuestionDesk | None = None,
     ) -> None:
         self.session = session
         self.identity = identity
@@ -79,6 +95,11 @@ class AgentRuntime:
             session.permissions, session.events, approver=approver, approve_asks=approve_asks
         )
         self.injections = Injections()
+        self.questions = questions or QuestionDesk()
+        """Who answers this agent's questions (shared with its children)."""
+        self.inbox = Inbox()
+        """Prompts that arrive on their own (cron), run when the agent is idle."""
+        self.offer = ToolOffer(self.offered)
         self.loop_hooks = LoopHooks()
         """What an agent loop asks (budgets) and tells (turns) this agent's features."""
         self.executor = Executor(
@@ -117,10 +138,34 @@ class AgentRuntime:
             return False
         return self.policy.is_active(name, source) and self.profile.policy.is_active(name, source)
 
+    def unavailable(self, entry: RegisteredTool) -> str | None:
+        """Why a switched-on tool cannot be used now, by its traits (None: it can): one that
+        asks the person needs someone to answer and not auto mode; one that fills the inbox
+        needs something consuming it."""
+        traits = traits_of(entry.tool)
+        if traits is None:
+            return None
+        if traits.asks_user:
+            if not self.questions.available:
+                return NOBODY_ANSWERS.format(name=entry.name, why="no one is attached to answer")
+            if self.session.permissions.mode is Mode.AUTO:
+                return NOBODY_ANSWERS.format(name=entry.name, why="auto mode asks no one")
+        if traits.uses_inbox and not self.inbox.consumed:
+            return NOTHING_CONSUMES.format(name=entry.name)
+        return None
+
+    def offered(self) -> list[RegisteredTool]:
+        """The tools the model is offered now: switched on and usable, sorted by name."""
+        return [
+            e
+            for e in self.registry.entries()
+            if self.is_switched_on(e.name, e.source) and self.unavailable(e) is None
+        ]
+
     def _policy_guard(self, call: ToolCall, entry: RegisteredTool) -> str | None:
-        return (
-            None if self.is_switched_on(entry.name, entry.source) else switched_off_text(entry.name)
-        )
+        if not self.is_switched_on(entry.name, entry.source):
+            return switched_off_text(entry.name)
+        return self.unavailable(entry)
 
     def _describe_switched_off(self, name: str) -> str | None:
         for contribution in self.contributions:
@@ -144,6 +189,9 @@ class AgentRuntime:
         self.services.provide(self.gate)
         self.services.provide(self.injections)
         self.services.provide(self.loop_hooks)
+        self.services.provide(self.questions)
+        self.services.provide(self.inbox)
+        self.services.provide(self.offer)
         ctx = AgentContext(
             session=session,
             identity=self.identity,
@@ -157,6 +205,9 @@ class AgentRuntime:
             executor=self.executor,
             closers=self._closers,
             loop=self.loop_hooks,
+            inbox=self.inbox,
+            questions=self.questions,
+            offer=self.offer,
         )
         self._started = True
         for feature in features:
@@ -251,6 +302,7 @@ class AgentRuntime:
             parent=self,
             approver=self.gate.approver,
             approve_asks=self.gate.approve_asks,
+            questions=self.questions,
         )
         features = self.session.features
         try:

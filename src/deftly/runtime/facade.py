@@ -54,6 +54,7 @@ from deftly.runtime.session_runtime import SessionRuntime
 from deftly.runtime.tool_info import ToolInfo
 from deftly.runtime.tool_sources import ExtraTool, gather_contributions, split_extras
 from deftly.session import data_home, new_session_id
+from deftly.session.questions import AnswerCallback, Answerer, QuestionDesk
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +73,9 @@ class Runtime:
     `features`: the capabilities to wire (default `deftly.features.BUILTIN_FEATURES`; add
     your own with `features=[*BUILTIN_FEATURES, mine]`). `builtins=False` leaves out the
     built-in features' tools (their services still run).
+
+    `answerer`: who answers the questions tools put to the person (an `Answerer`, or a
+    function from a `QuestionRequest` to answers); without one, such tools are not offered.
     """
 
     def __init__(
@@ -91,6 +95,7 @@ class Runtime:
         approver: Approver | None = None,
         trust: bool | None = None,
         features: Sequence[Feature] | None = None,
+        answerer: Answerer | AnswerCallback | None = None,
     ) -> None:
         env = env or LocalEnv()
         workspace_path = _workspace_dir(env, workspace)
@@ -124,6 +129,7 @@ class Runtime:
             profile=profile,
             approver=approver,
             approve_asks=approve_asks,
+            questions=QuestionDesk(answerer),
         )
         self._instances, self._extra_contributions = split_extras(tools)
         self._builtins = builtins
@@ -351,6 +357,16 @@ class Runtime:
     def approver(self, approver: Approver | None) -> None:
         self._agent.gate.approver = approver or NonInteractiveApprover()
 
+    @property
+    def answerer(self) -> Answerer | None:
+        """Who answers the questions tools ask the person (AskUserQuestion); None: nobody,
+        so such tools are not offered. Set it to an `Answerer` or a function."""
+        return self._agent.questions.answerer
+
+    @answerer.setter
+    def answerer(self, answerer: Answerer | AnswerCallback | None) -> None:
+        self._agent.questions.answerer = answerer
+
     async def explain(
         self, name: str, arguments: Mapping[str, Any] | str | None = None
     ) -> PermissionDecision:
@@ -401,11 +417,12 @@ class Runtime:
         return self.register_tool(tool, source="user", disclosure=disclosure)
 
     def tools(self) -> list[ToolInfo]:
-        """The active tools, sorted by name."""
+        """The tools offered now, sorted by name: switched on, and usable here (a tool that
+        asks the person needs an answerer; one that schedules prompts needs an inbox
+        consumer)."""
         return [
             ToolInfo(e.name, e.tool.description, e.tool.parameters, e.source, e.disclosure)
-            for e in self._agent.registry.entries()
-            if self._agent.is_switched_on(e.name, e.source)
+            for e in self._agent.offered()
         ]
 
     def model_tools(self) -> ModelTools[ToolInfo]:

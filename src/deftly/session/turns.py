@@ -2,7 +2,8 @@
 
 One `LoopHooks` per agent (in its scope, and on `AgentContext.loop`). An agent loop, when
 one drives the agent, asks every `TurnBudget` before each step (a text ends the turn with
-`stop_reason="budget"` and is told to the model) and reports each turn's start and end.
+`stop_reason="budget"` and is told to the model), reports each turn's start and end, and
+asks the state readers what a compacted history must keep (the todo list, the goal).
 Without a loop nothing is asked or reported. Plain types only: features do not see the
 provider layer.
 """
@@ -72,6 +73,7 @@ class LoopHooks:
     budgets: list[TurnBudget] = field(default_factory=list)
     started: list[Callable[[TurnStart], None]] = field(default_factory=list)
     ended: list[Callable[[TurnEnd], None]] = field(default_factory=list)
+    states: list[Callable[[], str | None]] = field(default_factory=list)
 
     def add_budget(self, budget: TurnBudget) -> Callable[[], None]:
         """Ask `budget` before every step; returns the way to stop."""
@@ -87,6 +89,26 @@ class LoopHooks:
         """Call `listener` as each turn ends; returns the way to stop."""
         self.ended.append(listener)
         return lambda: _discard(self.ended, listener)
+
+    def add_state(self, reader: Callable[[], str | None]) -> Callable[[], None]:
+        """Let `reader` say what state a compacted history must carry (the todo list, the
+        goal), as a short text or None; returns the way to stop."""
+        self.states.append(reader)
+        return lambda: _discard(self.states, reader)
+
+    def state_text(self) -> str | None:
+        """Every state reader's text, one paragraph each, or None when none has any (a
+        reader that raises is logged and left out)."""
+        parts: list[str] = []
+        for reader in tuple(self.states):
+            try:
+                text = reader()
+            except Exception:
+                log.exception("state reader %r failed", reader)
+                continue
+            if text and text.strip():
+                parts.append(text.strip())
+        return "\n\n".join(parts) or None
 
     def exceeded(self, *, steps: int, usage: TurnUsage, seconds: float) -> str | None:
         """The first budget's reason to end the turn, or None (a budget that raises is
