@@ -1,0 +1,182 @@
+"""AskUserQuestion: structured questions for the person, answered by whoever the host
+attached (the terminal of `deftly run`, an MCP client's form under `deftly serve`, a
+library callback). Where nobody can answer, the tool is not offered at all (its
+`asks_user` trait); the call itself only validates, asks, and normalises the answers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from deftly.contract.accesses import Accesses
+from deftly.contract.describe import describe
+from deftly.contract.display import GenericDisplay
+from deftly.contract.result import ToolResult
+from deftly.contract.tool import Tool, ToolContext, ToolExecution, ToolTraits
+from deftly.features.ask import result
+from deftly.features.ask.validate import duplicate_problem, without_other
+from deftly.session.questions import (
+    Answers,
+    Choice,
+    Question,
+    QuestionDesk,
+    QuestionRequest,
+    QuestionsUnsupported,
+)
+
+log = logging.getLogger(__name__)
+
+MAX_QUESTIONS = 4
+MIN_OPTIONS = 2
+MAX_OPTIONS = 4
+HEADER_HINT = 12
+"""The header's advised length (a chip in a narrow display); longer is accepted."""
+
+
+class OptionParam(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    label: str = Field(
+        min_length=1, description="What the person picks: a few words, unique in the question."
+    )
+    description: str = Field(default="", description="What picking it means, if not obvious.")
+
+
+class QuestionParam(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    question: str = Field(min_length=1, description="The full question, ending in a question mark.")
+    header: str = Field(
+        default="",
+        description=f"A very short tag for the question (about {HEADER_HINT} characters).",
+    )
+    options: list[OptionParam] = Field(
+        min_length=MIN_OPTIONS,
+        max_length=MAX_OPTIONS,
+        description=f'{MIN_OPTIONS} to {MAX_OPTIONS} choices; do not add an "Other" one.',
+    )
+    multi_select: bool = Field(
+        default=False, description="Whether the person may pick more than one option."
+    )
+
+
+class AskUserQuestionParams(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    questions: list[QuestionParam] = Field(
+        min_length=1,
+        max_length=MAX_QUESTIONS,
+        description=f"1 to {MAX_QUESTIONS} questions, asked together.",
+    )
+
+
+def to_questions(args: AskUserQuestionParams) -> tuple[Question, ...]:
+    """The arguments as the plain questions an answerer receives."""
+    return tuple(
+        Question(
+            q.question,
+            tuple(Choice(o.label, o.description) for o in q.options),
+            q.header,
+            q.multi_select,
+        )
+        for q in args.questions
+    )
+
+
+def summary(questions: tuple[Question, ...]) -> str:
+    """The first question, and how many more: a one-line display."""
+    more = f" (+{len(questions) - 1} more)" if len(questions) > 1 else ""
+    return f"{questions[0].question}{more}"
+
+
+class AskUserQuestionTool(Tool[AskUserQuestionParams]):
+    """Puts structured questions to the person and returns their answers as JSON.
+
+    Read-only: it changes nothing, so manual mode runs it unasked (asking permission to
+    ask a question would be absurd) and plan mode lets it run."""
+
+    name = "AskUserQuestion"
+    description = describe("ask_user_question.md")
+    params = AskUserQuestionParams
+    traits = ToolTraits(asks_user=True, read_only=True)
+
+    def __init__(self, desk: QuestionDesk) -> None:
+        self.desk = desk
+
+    def description_vars(self) -> dict[str, object]:
+        """The limits the schema enforces."""
+        return {"MAX_QUESTIONS": MAX_QUESTIONS, "MAX_OPTIONS": MAX_OPTIONS}
+
+    def resolve(self, args: AskUserQuestionParams) -> ToolExecution:
+        """Nothing to touch: the display shows the first question."""
+        questions = to_questions(args)
+
+        async def execute(ctx: ToolContext) -> ToolResult:
+            return await self.ask(questions, ctx)
+
+        return ToolExecution(
+            accesses=Accesses.none(),
+            description="Asking the user",
+            display=GenericDisplay(
+                summary=summary(questions),
+                detail={
+                    "questions": [
+                        {
+                            "question": q.question,
+                            "header": q.header,
+                            "options": [o.label for o in q.options],
+                            "multi_select": q.multi_select,
+                        }
+                        for q in questions
+                    ]
+                },
+            ),
+            approval_rule=self.name,
+            execute=execute,
+        )
+
+    async def ask(self, questions: tuple[Question, ...], ctx: ToolContext) -> ToolResult:
+        """Check uniqueness (the desk is not called when it fails), ask, and normalise the
+        answers; the call's cancel token withdraws the questions."""
+        problem = duplicate_problem(questions)
+        if problem is not None:
+            return ToolResult.error(problem)
+        shown = tuple(without_other(q) for q in questions)
+        request = QuestionRequest(ctx.call_id, self.name, shown, ctx.identity)
+        try:
+            answers = await self._wait(request, ctx)
+        except _Withdrawn:
+            return result.withdrawn()
+        except QuestionsUnsupported as exc:
+            log.info("questions unsupported here: %s", exc)
+            return result.unsupported()
+        except Exception:
+            log.warning("the answerer failed; the questions count as dismissed", exc_info=True)
+            return result.dismissed()
+        return result.answered(questions, answers)
+
+    async def _wait(self, request: QuestionRequest, ctx: ToolContext) -> Answers | None:
+        if ctx.cancelled:
+            raise _Withdrawn
+        asking = asyncio.ensure_future(self.desk.ask(request))
+        stopped = asyncio.ensure_future(ctx.cancel.wait())
+        try:
+            await asyncio.wait({asking, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopped.cancel()
+            if not asking.done():
+                asking.cancel()  # an answerer that ignores this is left behind, not awaited
+                asking.add_done_callback(_forget)
+        if not asking.done() or asking.cancelled():
+            raise _Withdrawn
+        return asking.result()
+
+
+def _forget(task: asyncio.Future[Answers | None]) -> None:
+    """Retrieve a withdrawn question's outcome, so nothing warns that it was never read."""
+    if not task.cancelled() and task.exception() is not None:
+        log.debug("a withdrawn question's answerer failed: %s", task.exception())
+
+
+class _Withdrawn(Exception):
+    """The call was cancelled while waiting for the person."""
