@@ -8,6 +8,7 @@ is, and what it is given, is in `deftly.features.api`.
 from __future__ import annotations
 
 from deftly.features.api import Feature, feature_contributions
+from deftly.features.ask.feature import FEATURE as ASK
 from deftly.features.disclosure.feature import FEATURE as DISCLOSURE
 from deftly.features.files.feature import FEATURE as FILES
 from deftly.features.goals.feature import FEATURE as GOALS
@@ -27,6 +28,7 @@ BUILTIN_FEATURES: tuple[Feature, ...] = (
     TODO,
     GOALS,
     NOTIFY,
+    ASK,
     MCP,
     DISCLOSURE,
 )
