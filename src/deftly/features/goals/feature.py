@@ -2,8 +2,9 @@
 
 Agent step: a `GoalService` in the agent's scope (the tools take it by type). For the main
 agent it reads and writes the session store's `goal` key, registers itself as a turn
-budget and turn listener on `ctx.loop`, and tells the model the active goal at each turn's
-start (an injection of kind `goal`). A sub-agent's service refuses every goal call.
+budget, turn listener and state reader on `ctx.loop` (a compacted history keeps an
+unfinished goal), and tells the model the active goal at each turn's start (an injection
+of kind `goal`). A sub-agent's service refuses every goal call.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ class GoalsFeature(Feature):
         ctx.closers.add_sync(ctx.loop.on_turn_start(goals.turn_started))
         ctx.closers.add_sync(ctx.loop.on_turn_end(goals.turn_ended))
         ctx.closers.add_sync(ctx.injections.add_source(goals.injections, "goal"))
+        ctx.closers.add_sync(ctx.loop.add_state(goals.state_text))
 
 
 FEATURE = GoalsFeature()

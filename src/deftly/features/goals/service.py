@@ -208,8 +208,30 @@ class GoalService:
 
     def reminder(self, goal: Goal) -> str:
         """The goal in a few lines, for the model at the start of a turn."""
+        lines = [f"Active goal: {goal.objective}", *self._standing(goal)]
+        lines.append(
+            "Keep working toward it. When the criterion is met, call UpdateGoal with status "
+            "complete; if you cannot go on without the user, call it with status blocked."
+        )
+        return "\n".join(lines)
+
+    def state_text(self) -> str | None:
+        """What a compacted history keeps of the goal (a state reader on the loop hooks):
+        an unfinished goal and where it stands; None for no goal or a completed one."""
+        with self._lock:
+            goal = self.goal
+            if goal is None or goal.status == "complete":
+                return None
+            lines = [f"Goal ({goal.status}): {goal.objective}", *self._standing(goal)]
+            reason = goal.terminal_reason
+            if goal.status != "active" and reason and reason != goal.status:
+                lines.append(f"Why it is {goal.status}: {reason}.")
+            return "\n".join(lines)
+
+    def _standing(self, goal: Goal) -> list[str]:
+        """The criterion, the usage so far and what is left of the budget."""
         tokens, ms = self.totals(goal)
-        lines = [f"Active goal: {goal.objective}"]
+        lines: list[str] = []
         if goal.completion_criterion:
             lines.append(f"Done when: {goal.completion_criterion}")
         lines.append(
@@ -225,8 +247,4 @@ class GoalService:
             left.append(format_elapsed(max(0, goal.wall_budget_ms - ms)))
         if left:
             lines.append(f"Budget left: {', '.join(left)}.")
-        lines.append(
-            "Keep working toward it. When the criterion is met, call UpdateGoal with status "
-            "complete; if you cannot go on without the user, call it with status blocked."
-        )
-        return "\n".join(lines)
+        return lines

@@ -2,7 +2,8 @@
 of a stale list.
 
 Agent step: the agent's `TodoBook` (its list, read back from the session store, so a
-resumed session has it), the `StepCounter` on the agent's loop hooks, and the
+resumed session has it), the `StepCounter` on the agent's loop hooks, a state reader there
+too (a compacted history keeps a non-empty list while the tool is on), and the
 `StaleReminder` among its injection sources (for the main agent only, as the reference
 does: a sub-agent's run is one task, reminded by no one).
 """
@@ -15,6 +16,7 @@ from deftly.contract.identity import MAIN_AGENT
 from deftly.features.api import AgentContext, Feature
 from deftly.features.todo import CONTRIBUTIONS
 from deftly.features.todo.reminder import REMINDER_KIND, StaleReminder, StepCounter
+from deftly.features.todo.render import kept_state
 from deftly.features.todo.state import TodoBook, TodoState, state_key
 from deftly.features.todo.todo_list import TodoListTool
 from deftly.registry.contribution import ToolContribution
@@ -33,9 +35,15 @@ class TodoFeature(Feature):
         ctx.closers.add_sync(ctx.loop.add_budget(counter))
         ctx.closers.add_sync(ctx.loop.on_turn_start(counter.turn_started))
         ctx.closers.add_sync(ctx.loop.on_turn_end(counter.turn_ended))
+        ctx.closers.add_sync(ctx.loop.add_state(lambda: _kept(ctx, book)))
         if ctx.agent_id == MAIN_AGENT:
             reminder = StaleReminder(book, lambda: _tool_is_on(ctx))
             ctx.closers.add_sync(ctx.injections.add_source(reminder, REMINDER_KIND))
+
+
+def _kept(ctx: AgentContext, book: TodoBook) -> str | None:
+    """The list a compacted history keeps, while the agent may still use the tool."""
+    return kept_state(book.items) if _tool_is_on(ctx) else None
 
 
 def _tool_is_on(ctx: AgentContext) -> bool:

@@ -28,6 +28,15 @@ def render_list(items: Sequence[TodoEntry]) -> str:
     return "Todo list:\n" + "\n".join(lines)
 
 
+def kept_state(items: Sequence[TodoEntry]) -> str | None:
+    """What a compacted history keeps of the list: the list, or None when it is empty (an
+    empty list is no state worth carrying)."""
+    if not items:
+        return None
+    lines = "\n".join(f"  [{item.status}] {item.title}" for item in items)
+    return f"Your todo list (TodoList):\n{lines}"
+
+
 def written(items: Sequence[TodoEntry]) -> str:
     """The result of a write: the list as saved, and how to keep it useful."""
     if not items:
