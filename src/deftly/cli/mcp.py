@@ -71,6 +71,7 @@ async def serve(
     from deftly.serve.approval import ElicitationApprover
     from deftly.serve.http_auth import TOKEN_ENV, is_loopback
     from deftly.serve.prompts import SkillPrompts
+    from deftly.serve.questions import ElicitationAnswerer
     from deftly.serve.serve import serve_http, serve_stdio
     from deftly.serve.server import ToolServer
 
@@ -90,12 +91,15 @@ async def serve(
     async with runtime as rt:
         rt.service(DeferredTools).enabled = False  # MCP clients do their own tool disclosure
         approver.timeout = rt.config.mcp.approval_timeout
+        answerer = ElicitationAnswerer(timeout=rt.config.mcp.approval_timeout)
+        rt.answerer = answerer  # listed only to clients that can show a form
         if setup is not None:
             setup(rt)
         print_diagnostics(rt)
         server = ToolServer(
             rt,
             approver=approver,
+            answerer=answerer,
             instructions=instructions(rt),
             answer_timeout=rt.config.mcp.approval_timeout,
             prompts=SkillPrompts(rt.skills) if rt.config.skills.enabled else None,

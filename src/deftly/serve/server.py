@@ -42,6 +42,7 @@ from deftly.features.notify.notification import NOTICE_KIND, Notification
 from deftly.registry.registry import ToolRegistry
 from deftly.serve.approval import ElicitationApprover
 from deftly.serve.prompts import SkillPrompts
+from deftly.serve.questions import ElicitationAnswerer
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +112,18 @@ def annotations_for(tool: BaseTool) -> mt.ToolAnnotations:
     )
 
 
+def client_can_elicit(ctx: ServerRequestContext[Any]) -> bool:
+    """Whether the client of this request can ask its user a question with a form, in its
+    protocol version."""
+    capabilities = ctx.session.client_capabilities
+    elicitation = capabilities.elicitation if capabilities else None
+    if elicitation is None:
+        return False
+    if elicitation.url is not None and elicitation.form is None:
+        return False  # URL-only clients cannot show a form
+    return ctx.protocol_version in MODERN_PROTOCOL_VERSIONS or ctx.session.can_send_request
+
+
 @dataclass(eq=False)
 class _Ask:
     key: str
@@ -141,13 +154,7 @@ class CallChannel:
     @property
     def can_elicit(self) -> bool:
         """Whether this client can ask its user a question with a form, in its protocol version."""
-        capabilities = self.ctx.session.client_capabilities
-        elicitation = capabilities.elicitation if capabilities else None
-        if elicitation is None:
-            return False
-        if elicitation.url is not None and elicitation.form is None:
-            return False  # URL-only clients cannot show a form
-        return self.modern or self.ctx.session.can_send_request
+        return client_can_elicit(self.ctx)
 
     async def elicit(
         self, message: str, schema: dict[str, Any], patience: float
@@ -215,6 +222,7 @@ class ToolServer:
         host: ToolHost,
         *,
         approver: ElicitationApprover | None = None,
+        answerer: ElicitationAnswerer | None = None,
         name: str = "deftly",
         instructions: str | None = None,
         answer_timeout: float = 600.0,
@@ -230,6 +238,8 @@ class ToolServer:
         """The latest request's context: log messages go back on its connection."""
         if approver is not None:
             approver.bind(self._channels.get)
+        if answerer is not None:
+            answerer.bind(self._channels.get)
         self.server: Server[Any] = Server(
             name,
             version=deftly_version(),
@@ -244,15 +254,19 @@ class ToolServer:
 
     # -- listing -------------------------------------------------------------------------
 
-    def tool_definitions(self) -> list[mt.Tool]:
+    def tool_definitions(self, client: ServerRequestContext[Any] | None = None) -> list[mt.Tool]:
         """`tools/list`: every tool of the runtime with its schema and MCP annotations, leaving out
-        the tools about the tool list (MCP clients do their own disclosure)."""
+        the tools about the tool list (MCP clients do their own disclosure) and, when the
+        requesting `client` cannot show a form, the tools that ask the user."""
         out: list[mt.Tool] = []
+        can_ask = client is None or client_can_elicit(client)
         for info in self.host.tools():
             entry = self.host.registry.get(info.name)
             traits = traits_of(entry.tool) if entry is not None else None
             if traits is not None and traits.discloses_tools:
                 continue  # MCP clients do their own tool disclosure
+            if traits is not None and traits.asks_user and not can_ask:
+                continue  # nobody at this client could answer
             out.append(
                 mt.Tool(
                     name=info.name,
@@ -267,7 +281,7 @@ class ToolServer:
         self, ctx: ServerRequestContext[Any], params: mt.PaginatedRequestParams | None
     ) -> mt.ListToolsResult:
         self._last_ctx = ctx
-        return mt.ListToolsResult(tools=self.tool_definitions())
+        return mt.ListToolsResult(tools=self.tool_definitions(ctx))
 
     def _input_schema(self, name: str) -> dict[str, Any] | None:
         entry = self.host.registry.get(name)
