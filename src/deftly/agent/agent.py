@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING
@@ -31,6 +31,7 @@ from deftly.agent.prompt import PromptContext, build_system_prompt, git_status, 
 from deftly.agent.render import system_block
 from deftly.agent.repeats import RepeatWatch
 from deftly.agent.step import Emit, Step, StepOutcome
+from deftly.agent.watch import TurnSignal, watch_inbox
 from deftly.contract.tool import CancelToken
 from deftly.execution.events import Event, RuntimeNotice, ToolProgress
 from deftly.features.disclosure.disclosure import DeferredTools
@@ -71,6 +72,8 @@ class TurnResult:
     session_id: str
     messages: list[Message] = field(default_factory=list)
     error: str | None = None
+    origin: Mapping[str, object] = field(default_factory=dict)
+    """Where the prompt came from when it was not typed (an inbox message's origin)."""
 
 
 class Agent:
@@ -112,6 +115,7 @@ class Agent:
         self._repeats = RepeatWatch()
         self._cancel: CancelToken | None = None
         self._lock = asyncio.Lock()
+        self._turn_began = TurnSignal()
         self._transcript: TranscriptWriter | None = None
         self._context: ContextKeeper | None = None
         self._unsubscribe: list[object] = []
@@ -221,11 +225,20 @@ class Agent:
 
     # -- turns ---------------------------------------------------------------------------
 
-    async def run(self, prompt: str, *, cancel: CancelToken | None = None) -> TurnResult:
-        """Run one turn to its end and return how it went."""
+    async def run(
+        self,
+        prompt: str,
+        *,
+        cancel: CancelToken | None = None,
+        origin: Mapping[str, object] | None = None,
+        on_event: Callable[[ev.AgentEvent], None] | None = None,
+    ) -> TurnResult:
+        """Run one turn to its end and return how it went (`on_event` sees each event)."""
         result: TurnResult | None = None
         start = len(self._history)
-        async for event in self.stream(prompt, cancel=cancel):
+        async for event in self.stream(prompt, cancel=cancel, origin=origin):
+            if on_event is not None:
+                on_event(event)
             if isinstance(event, ev.TurnEnded):
                 result = TurnResult(
                     event.text,
@@ -235,21 +248,30 @@ class Agent:
                     event.session_id,
                     self._history[start:],
                     event.error,
+                    dict(origin or {}),
                 )
         assert result is not None
         return result
 
     async def stream(
-        self, prompt: str, *, cancel: CancelToken | None = None
+        self,
+        prompt: str,
+        *,
+        cancel: CancelToken | None = None,
+        origin: Mapping[str, object] | None = None,
     ) -> AsyncIterator[ev.AgentEvent]:
         """Run one turn, yielding its events as they happen; the last is `TurnEnded`.
-        Leaving the loop early cancels the turn."""
+        Leaving the loop early cancels the turn. `origin` says where an untyped prompt came
+        from (an inbox message's origin; on `TurnStarted`)."""
         async with self._lock:
+            self._turn_began.fire()
             await self.start()
             queue: asyncio.Queue[ev.AgentEvent] = asyncio.Queue()
             token = cancel or CancelToken()
             self._cancel, self._queue = token, queue
-            turn = asyncio.ensure_future(self._turn(prompt, token, queue.put_nowait))
+            turn = asyncio.ensure_future(
+                self._turn(prompt, token, queue.put_nowait, dict(origin or {}))
+            )
             try:
                 while True:
                     event = await queue.get()
@@ -263,6 +285,27 @@ class Agent:
                     with contextlib.suppress(BaseException):
                         await turn
                 self._cancel = self._queue = None
+
+    def watch(
+        self,
+        prompt: str | None = None,
+        *,
+        on_event: Callable[[ev.AgentEvent], None] | None = None,
+    ) -> AsyncIterator[TurnResult]:
+        """Consume the agent's inbox: run `prompt` first when given, then one turn per
+        inbox message (a cron job's prompt), each only while no other turn runs, yielding
+        each turn's result; `on_event` sees every event. The inbox counts as consumed (its
+        tools are offered) until the iteration ends; leaving it cancels a running turn."""
+        return watch_inbox(self, self._runtime.agent.inbox, prompt, on_event)
+
+    async def until_idle(self) -> None:
+        """Return once no turn runs (at once, or when the running turn ends)."""
+        async with self._lock:
+            pass
+
+    async def next_turn_begins(self) -> None:
+        """Return when the next turn begins (`run` or `stream` takes the agent)."""
+        await self._turn_began.wait()
 
     def cancel(self) -> None:
         """Cancel the running turn as the user (Ctrl-C): running tools get the executor's
@@ -292,14 +335,16 @@ class Agent:
 
     # -- one turn ------------------------------------------------------------------------
 
-    async def _turn(self, prompt: str, cancel: CancelToken, emit: Emit) -> None:
+    async def _turn(
+        self, prompt: str, cancel: CancelToken, emit: Emit, origin: Mapping[str, object]
+    ) -> None:
         loop = asyncio.get_running_loop()
         began = loop.time()
         self._turns += 1
         turn, turn_id = self._turns, f"turn-{self._turns}"
         self._turn_id = turn_id
         agent_id = self._runtime.agent.agent_id
-        emit(ev.TurnStarted(agent_id, turn_id, prompt))
+        emit(ev.TurnStarted(agent_id, turn_id, prompt, origin))
         hooks = self._runtime.agent.loop_hooks
         hooks.turn_started(TurnStart(turn_id, prompt))
         self._repeats.reset()

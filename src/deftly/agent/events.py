@@ -8,6 +8,7 @@ a step comes once more as `Text` when it is complete.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
@@ -33,12 +34,17 @@ class _Event:
 
 @dataclass(frozen=True, slots=True)
 class TurnStarted(_Event):
-    """A turn began with this prompt."""
+    """A turn began with this prompt. `origin` says where a prompt nobody typed came from
+    (an inbox message's origin, e.g. `{"kind": "cron_job", "job_id": ...}`); empty for a
+    typed one."""
 
     prompt: str
+    origin: Mapping[str, object] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        """One `--json` line."""
+        """One `--json` line (with `origin` only when there is one)."""
+        if self.origin:
+            return self._json("turn_start", prompt=self.prompt, origin=dict(self.origin))
         return self._json("turn_start", prompt=self.prompt)
 
 
