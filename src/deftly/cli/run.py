@@ -43,6 +43,8 @@ from deftly.session.paths import data_home, session_dir
 
 if TYPE_CHECKING:
     from deftly.agent import Agent
+    from deftly.cli.run_live import LiveRenderer
+    from deftly.session.questions import Answerer
 
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -125,6 +127,9 @@ def run_command(
             session_id=session,
             approver=approver,
         )
+        runtime.answerer = _terminal_answerer(
+            console, renderer, interactive=text is None, as_json=as_json
+        )
         settings = options.resolve(runtime)
         chosen = options.provider_for(settings)
         async with runtime:
@@ -171,6 +176,21 @@ def _notify_alerts(*, interactive: bool, as_json: bool, console: Console) -> Not
     if as_json:
         return NotifyAlerts(shown="a notice event in the --json output")
     return NotifyAlerts(shown="a line on stderr", bell=sys.stderr if sys.stderr.isatty() else None)
+
+
+def _terminal_answerer(
+    console: Console, renderer: LiveRenderer | None, *, interactive: bool, as_json: bool
+) -> Answerer | None:
+    """Who answers AskUserQuestion: the terminal in an interactive session, and in print
+    mode when stdin and stdout are terminals (not with --json; the answers' lines then go
+    to stderr with the other activity); else nobody, so the tool is not offered."""
+    from deftly.cli.run_question import TerminalAnswerer
+
+    if interactive:
+        return TerminalAnswerer(console, renderer)
+    if as_json or not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return None
+    return TerminalAnswerer(Console(stderr=True))
 
 
 def _usage(message: str) -> typer.Exit:
