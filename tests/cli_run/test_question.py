@@ -1,0 +1,250 @@
+"""AskUserQuestion at the terminal of `deftly run`, in a real pty (pexpect), against a
+scripted model server: the arrow keys pick, Space ticks, "Other" takes typed words, Esc
+and Ctrl-C dismiss, and the model's next request carries the answers as JSON. Without a
+terminal (or with --json) the tool is not offered at all."""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pexpect
+import pytest
+
+from deftly.cli.run_question import DISMISSED_LINE
+from tests.cli import DEFTLY
+from tests.cli_run.helpers import deftly_run
+from tests.cli_run.test_interactive import processes_with, wait_for
+from tests.conftest import subprocess_env
+from tests.scripted.script import Call, calls, say
+from tests.scripted.server import ModelServer
+
+pytestmark = pytest.mark.local_env
+
+PROMPT = "›"
+DOWN = "\x1b[B"
+UP = "\x1b[A"
+ENTER = "\r"
+ESC = "\x1b"
+TOOL = "AskUserQuestion"
+
+COLOUR = {
+    "question": "Which colour should the button be?",
+    "header": "Colour",
+    "options": [
+        {"label": "Red", "description": "warm and loud"},
+        {"label": "Blue", "description": "calm"},
+        {"label": "Green"},
+    ],
+}
+SIZES = {
+    "question": "Which sizes do we ship?",
+    "header": "Sizes",
+    "multi_select": True,
+    "options": [{"label": "Small"}, {"label": "Medium"}, {"label": "Large"}],
+}
+
+
+def ask(*questions: dict[str, Any]) -> Any:
+    return calls(Call(TOOL, {"questions": list(questions)}, id="ask-1"))
+
+
+def spawn(server: ModelServer, workspace: Path, *args: str) -> pexpect.spawn:
+    """`deftly run ARGS` at a 40x100 terminal."""
+    env = subprocess_env(
+        OPENAI_API_KEY="k", TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1", COLUMNS="100", LINES="40"
+    )
+    env.pop("NO_COLOR", None)
+    return pexpect.spawn(
+        DEFTLY,
+        [
+            "run",
+            "-w",
+            str(workspace),
+            "--base-url",
+            server.openai_url,
+            "--model",
+            "scripted",
+            *args,
+        ],
+        env=env,
+        encoding="utf-8",
+        dimensions=(40, 100),
+        timeout=30,
+    )
+
+
+@pytest.fixture
+def sessions() -> Iterator[list[pexpect.spawn]]:
+    """Children still running at the end are killed (a failed test leaves nothing)."""
+    children: list[pexpect.spawn] = []
+    yield children
+    for child in children:
+        if child.isalive():
+            child.terminate(force=True)
+
+
+def interactive(server: ModelServer, workspace: Path, sessions: list[pexpect.spawn]) -> Any:
+    child = spawn(server, workspace)
+    sessions.append(child)
+    child.expect(PROMPT)
+    return child
+
+
+def finish(child: pexpect.spawn) -> None:
+    child.expect(PROMPT)
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def tool_names(request: dict[str, Any]) -> list[str]:
+    return [tool["function"]["name"] for tool in request.get("tools", [])]
+
+
+def tool_answer(request: dict[str, Any]) -> Any:
+    """The AskUserQuestion result in a recorded request, as JSON."""
+    message = request["messages"][-1]
+    assert message["role"] == "tool" and message["tool_call_id"] == "ask-1"
+    return json.loads(message["content"])
+
+
+def test_the_arrow_keys_move_and_enter_picks(
+    workspace: Path, sessions: list[pexpect.spawn]
+) -> None:
+    with ModelServer([ask(COLOUR), say("Blue it is.")]) as server:
+        child = interactive(server, workspace, sessions)
+        child.sendline("style the button")
+        child.expect("Which colour should the button be")
+        child.expect("calm")  # the options' descriptions
+        child.expect("Esc dismisses")
+        child.send(DOWN + DOWN + UP)  # Red → Blue → Green → Blue
+        child.send(ENTER)
+        child.expect("Colour.*→.*Blue")  # the line left once answered
+        child.expect("Blue it is.")
+        finish(child)
+    assert TOOL in tool_names(server.requests[0])
+    assert tool_answer(server.requests[1]) == {"answers": {COLOUR["question"]: "Blue"}}
+
+
+def test_multi_select_ticks_with_space_then_the_next_question_takes_other_text(
+    workspace: Path, sessions: list[pexpect.spawn]
+) -> None:
+    with ModelServer([ask(SIZES, COLOUR), say("Noted.")]) as server:
+        child = interactive(server, workspace, sessions)
+        child.sendline("plan the release")
+        child.expect("Which sizes do we ship")
+        child.expect(r"1 of 2")
+        child.expect("Space ticks")
+        child.send(" jj ")  # tick Small, down twice (j), tick Large
+        child.expect(r"\[x\].*Large")
+        child.send(ENTER)
+        child.expect("Which colour should the button be")
+        child.expect(r"2 of 2")
+        child.expect("Esc dismisses")
+        child.send(UP + ENTER)  # up from Red wraps to "Other", which opens a line
+        child.expect("Enter answers")
+        child.send("teal, like the logo" + ENTER)
+        child.expect("Noted.")
+        finish(child)
+    assert tool_answer(server.requests[1]) == {
+        "answers": {SIZES["question"]: "Small, Large", COLOUR["question"]: "teal, like the logo"}
+    }
+
+
+def test_esc_dismisses_and_the_model_is_told_so(
+    workspace: Path, sessions: list[pexpect.spawn]
+) -> None:
+    with ModelServer([ask(COLOUR, SIZES), say("I will pick for now.")]) as server:
+        child = interactive(server, workspace, sessions)
+        child.sendline("style the button")
+        child.expect("Esc dismisses")
+        child.send(DOWN + ENTER)  # the first is answered, then Esc on the second
+        child.expect("Which sizes do we ship")
+        child.expect("Esc dismisses")
+        child.send(ESC)
+        child.expect("Questions dismissed")
+        child.expect("I will pick for now.")
+        finish(child)
+    result = tool_answer(server.requests[1])
+    assert result["answers"] == {} and "dismissed" in result["note"]
+
+
+def test_ctrl_c_dismisses_a_question_and_still_cancels_the_turn_afterwards(
+    workspace: Path, sessions: list[pexpect.spawn]
+) -> None:
+    marker = f"sleep 30.{random.randrange(10**6):06d}"
+    script = [
+        ask(COLOUR),
+        calls(Call("Bash", {"command": marker})),
+        say("Stopped."),
+        say("Still here."),
+    ]
+    with ModelServer(script) as server:
+        child = spawn(server, workspace, "--yes")
+        sessions.append(child)
+        child.expect(PROMPT)
+        child.sendline("do it")
+        child.expect("Esc dismisses")
+        child.sendintr()  # a key inside the question: it dismisses, the turn goes on
+        child.expect("Questions dismissed")
+        child.expect(marker.replace(".", r"\."))
+        wait_for(lambda: processes_with(marker), "the sleep to start")
+        child.sendintr()  # outside the question: SIGINT cancels the turn, as ever
+        child.expect("Cancelling the turn")
+        child.expect("the turn was cancelled")
+        child.expect(PROMPT)
+        assert processes_with(marker) == []
+        child.sendline("/exit")
+        child.expect(pexpect.EOF)
+        child.close()
+    assert child.exitstatus == 0
+    assert tool_answer(server.requests[1])["answers"] == {}
+
+
+def test_print_mode_at_a_terminal_asks_too(workspace: Path, sessions: list[pexpect.spawn]) -> None:
+    with ModelServer([ask(COLOUR), say("Going with green.")]) as server:
+        child = spawn(server, workspace, "style the button")
+        sessions.append(child)
+        child.expect("Esc dismisses")
+        child.send(DOWN + DOWN + ENTER)
+        child.expect("Going with green.")
+        child.expect(pexpect.EOF)
+        child.close()
+    assert child.exitstatus == 0
+    assert tool_answer(server.requests[1]) == {"answers": {COLOUR["question"]: "Green"}}
+
+
+def test_without_a_terminal_the_tool_is_not_offered(workspace: Path) -> None:
+    with ModelServer([say("Fine.")]) as server:
+        done = deftly_run(server, workspace, "style the button")
+    assert done.returncode == 0, done.stderr
+    names = tool_names(server.requests[0])
+    assert "Read" in names and TOOL not in names
+
+
+def test_json_at_a_terminal_does_not_offer_the_tool(
+    workspace: Path, sessions: list[pexpect.spawn]
+) -> None:
+    with ModelServer([say("Fine.")]) as server:
+        child = spawn(server, workspace, "--json", "style the button")
+        sessions.append(child)
+        child.expect('"turn_end"')
+        child.expect(pexpect.EOF)
+        child.close()
+    assert child.exitstatus == 0
+    names = tool_names(server.requests[0])
+    assert "Read" in names and TOOL not in names
+
+
+def test_a_call_where_nobody_answers_is_refused_by_name(workspace: Path) -> None:
+    with ModelServer([ask(COLOUR), say("I will ask in my reply.")]) as server:
+        done = deftly_run(server, workspace, "style the button")
+    assert done.returncode == 0, done.stderr
+    message = server.requests[1]["messages"][-1]
+    assert message["role"] == "tool" and "not available" in message["content"]
+    assert DISMISSED_LINE not in done.stderr
