@@ -103,6 +103,7 @@ async def serve(
             instructions=instructions(rt),
             answer_timeout=rt.config.mcp.approval_timeout,
             prompts=SkillPrompts(rt.skills) if rt.config.skills.enabled else None,
+            inbox=rt.agent.inbox,  # cron fires reach the client as log messages
         )
         banner = f"deftly serve: {len(server.tool_definitions())} tools for {rt.workspace_path}"
 

@@ -41,8 +41,10 @@ from deftly.features.mcp.content import to_mcp_content
 from deftly.features.notify.notification import NOTICE_KIND, Notification
 from deftly.registry.registry import ToolRegistry
 from deftly.serve.approval import ElicitationApprover
+from deftly.serve.inbox import InboxRelay
 from deftly.serve.prompts import SkillPrompts
 from deftly.serve.questions import ElicitationAnswerer
+from deftly.session.inbox import Inbox
 
 log = logging.getLogger(__name__)
 
@@ -227,6 +229,7 @@ class ToolServer:
         instructions: str | None = None,
         answer_timeout: float = 600.0,
         prompts: SkillPrompts | None = None,
+        inbox: Inbox | None = None,
     ) -> None:
         self.host = host
         self.answer_timeout = answer_timeout
@@ -236,6 +239,8 @@ class ToolServer:
         self._background: set[asyncio.Task[Any]] = set()
         self._last_ctx: ServerRequestContext[Any] | None = None
         """The latest request's context: log messages go back on its connection."""
+        self._connected = asyncio.Event()
+        """Set at the first request: from then on log messages have somewhere to go."""
         if approver is not None:
             approver.bind(self._channels.get)
         if answerer is not None:
@@ -251,6 +256,10 @@ class ToolServer:
             on_get_prompt=prompts.get_prompt if prompts else None,
         )
         self._unsubscribe = host.subscribe(self._on_event)
+        self._relay: InboxRelay | None = None
+        if inbox is not None:  # the agent's inbox, handed to the client (a running loop)
+            self._relay = InboxRelay(inbox, self._log, self._connected)
+            self._relay.start()
 
     # -- listing -------------------------------------------------------------------------
 
@@ -281,6 +290,7 @@ class ToolServer:
         self, ctx: ServerRequestContext[Any], params: mt.PaginatedRequestParams | None
     ) -> mt.ListToolsResult:
         self._last_ctx = ctx
+        self._connected.set()
         return mt.ListToolsResult(tools=self.tool_definitions(ctx))
 
     def _input_schema(self, name: str) -> dict[str, Any] | None:
@@ -293,6 +303,7 @@ class ToolServer:
         self, ctx: ServerRequestContext[Any], params: mt.CallToolRequestParams
     ) -> mt.CallToolResult | mt.InputRequiredResult:
         self._last_ctx = ctx
+        self._connected.set()
         if params.request_state is not None:
             return await self._resume(ctx, params)
         channel = CallChannel(f"mcp_{next(self._ids)}", params.name, ctx)
@@ -438,6 +449,8 @@ class ToolServer:
 
     async def aclose(self) -> None:
         """Answer what is still parked, let calls in flight finish cancelling."""
+        if self._relay is not None:
+            await self._relay.aclose()
         self._unsubscribe()
         for state in list(self._parked):
             self._expire(state)

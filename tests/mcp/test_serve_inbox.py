@@ -1,0 +1,57 @@
+"""`deftly serve` consumes its agent's inbox: a message that arrives (a cron job firing)
+reaches the real `mcp` SDK client as a log message (logger "deftly.cron")."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import mcp.types as mt
+from mcp import Client
+
+from deftly.serve.server import ToolServer
+from deftly.session.inbox import InboxMessage
+from tests.mcp.conftest import eventually
+
+FIRE = "<cron-fire id='0123abcd'>run the nightly check</cron-fire>"
+
+
+async def test_an_inbox_message_reaches_the_client_as_a_log_message(make_runtime: Any) -> None:
+    runtime = await make_runtime()
+    inbox = runtime.agent.inbox
+    logged: list[mt.LoggingMessageNotificationParams] = []
+    arrived = asyncio.Event()
+
+    async def on_log(params: mt.LoggingMessageNotificationParams) -> None:
+        logged.append(params)
+        arrived.set()
+
+    server = ToolServer(runtime, inbox=inbox)
+    try:
+        assert inbox.consumed and not inbox.idle  # no client yet: nobody to tell
+        async with Client(server.server, mode="legacy", logging_callback=on_log) as client:
+            await client.list_tools()
+            assert await eventually(lambda: inbox.idle)
+            inbox.put(InboxMessage(FIRE, {"kind": "cron_job", "job_id": "0123abcd"}))
+            await asyncio.wait_for(arrived.wait(), 30)
+            arrived.clear()
+            inbox.put(InboxMessage("something else"))
+            await asyncio.wait_for(arrived.wait(), 30)
+    finally:
+        await server.aclose()
+    assert [(p.level, p.logger, p.data) for p in logged] == [
+        ("info", "deftly.cron", FIRE),
+        ("info", "deftly.inbox", "something else"),
+    ]
+    assert not inbox.consumed and len(inbox) == 0
+
+
+async def test_a_server_without_an_inbox_does_not_consume_it(make_runtime: Any) -> None:
+    runtime = await make_runtime()
+    server = ToolServer(runtime)
+    try:
+        async with Client(server.server, mode="legacy") as client:
+            await client.list_tools()
+            assert not runtime.agent.inbox.consumed
+    finally:
+        await server.aclose()
