@@ -13,14 +13,17 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
+from deftly.cli.state_display import checklist, goal_detail
 from deftly.contract.display import (
     CommandDisplay,
     DiffDisplay,
     Display,
     FileIODisplay,
     GenericDisplay,
+    GoalStartDisplay,
     PlanReviewDisplay,
     SearchDisplay,
+    TodoListDisplay,
     UrlFetchDisplay,
     replacement_text,
     unified_diff,
@@ -31,6 +34,7 @@ from deftly.execution.events import Event, ToolProgress
 from deftly.runtime import Runtime, ToolInfo
 
 _PREVIEW_LINES = 400
+_TODO_STYLES = {"done": "green", "in_progress": "bold yellow", "pending": ""}
 
 
 def render_display(display: Display | None) -> RenderableType | None:
@@ -63,6 +67,18 @@ def render_display(display: Display | None) -> RenderableType | None:
             return Text(f"{method or 'GET'} {url}")
         case PlanReviewDisplay(plan=plan):
             return Syntax(plan, "markdown", word_wrap=True, background_color="default")
+        case TodoListDisplay(items=items):
+            lines = checklist(items)
+            styles = [_TODO_STYLES.get(item.status, "") for item in items] or ["dim"]
+            return Text("\n").join(
+                Text(line, style) for line, style in zip(lines, styles, strict=True)
+            )
+        case GoalStartDisplay(objective=objective, mode=mode):
+            detail = goal_detail(display)
+            parts = [Text(f"goal: {objective}", style="bold")]
+            parts += [Text(detail)] if detail else []
+            parts.append(Text(f"runs in {mode} mode", style="dim"))
+            return Group(*parts)
         case GenericDisplay(summary=summary, detail=detail):
             extra = json.dumps(detail, indent=2, default=str) if detail is not None else ""
             return Group(Text(summary), Text(extra, style="dim")) if extra else Text(summary)

@@ -47,12 +47,15 @@ from deftly.cli.run_render import (
     one_line,
     stop_message,
 )
+from deftly.cli.state_display import ListMemory
 from deftly.contract.display import (
     CommandDisplay,
     DiffDisplay,
     Display,
     FileIODisplay,
+    GoalStartDisplay,
     PlanReviewDisplay,
+    TodoListDisplay,
 )
 from deftly.contract.identity import MAIN_AGENT
 from deftly.execution.events import Event, ToolCallStarted
@@ -62,9 +65,12 @@ _ERROR_LINES = 6
 
 
 def shows_body(display: Display | None) -> bool:
-    """Displays worth more than the header line: a command, a diff, a written file, a plan."""
+    """Displays worth more than the header line: a command, a diff, a written file, a plan,
+    a todo list, a new goal."""
     match display:
         case CommandDisplay() | DiffDisplay() | PlanReviewDisplay():
+            return True
+        case TodoListDisplay() | GoalStartDisplay():
             return True
         case FileIODisplay(operation="edit" | "write"):
             return True
@@ -99,6 +105,7 @@ class LiveRenderer:
         self._progress_open = False
         self._holding = 0
         self._pending: list[AgentEvent | ToolCallStarted] = []
+        self._todos = ListMemory()
         self.max_steps: int | None = None
 
     # -- entry points ----------------------------------------------------------------
@@ -245,6 +252,8 @@ class LiveRenderer:
         self._header(event.call_id, event.name, event.display)
         if event.call_id in self._bodies or not shows_body(event.display):
             return
+        if isinstance(event.display, TodoListDisplay) and not self._todos.is_new(event.display):
+            return  # the list shown last, read back
         self._bodies.add(event.call_id)
         shown = render_display(event.display)
         if shown is not None:

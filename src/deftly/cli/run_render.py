@@ -23,6 +23,7 @@ from deftly.agent.events import (
     ToolResult,
     TurnEnded,
 )
+from deftly.cli.state_display import ListMemory, checklist, goal_detail, todo_summary
 from deftly.contract.display import (
     AgentCallDisplay,
     CommandDisplay,
@@ -30,10 +31,12 @@ from deftly.contract.display import (
     Display,
     FileIODisplay,
     GenericDisplay,
+    GoalStartDisplay,
     SearchDisplay,
     SkillCallDisplay,
     TaskDisplay,
     TaskStopDisplay,
+    TodoListDisplay,
     UrlFetchDisplay,
 )
 from deftly.features.notify.notification import NOTICE_KIND as NOTIFY_KIND
@@ -123,6 +126,10 @@ def display_summary(display: Display | None, root: str | None = None) -> str | N
             return f"{task_id} {description}"
         case TaskStopDisplay(task_id=task_id):
             return task_id
+        case TodoListDisplay():
+            return todo_summary(display)
+        case GoalStartDisplay(objective=objective):
+            return objective
         case GenericDisplay(summary=summary):
             return summary
         case _:
@@ -153,6 +160,19 @@ def call_summary(event: ToolResult, arguments: Any = None, root: str | None = No
     if said is None:
         said = arguments_summary(call.args if call is not None else arguments)
     return f"{event.name}: {one_line(said)}" if said else event.name
+
+
+def detail_lines(display: Display | None, todos: ListMemory) -> list[str]:
+    """Lines under a successful call's result line: a todo list as a checklist (unless
+    `todos` says it was just shown), a new goal's completion criterion."""
+    match display:
+        case TodoListDisplay() if todos.is_new(display):
+            return checklist(display.items)
+        case GoalStartDisplay():
+            detail = goal_detail(display)
+            return [detail] if detail else []
+        case _:
+            return []
 
 
 def result_line(event: ToolResult, arguments: Any = None, root: str | None = None) -> str:
@@ -186,6 +206,7 @@ class PrintRenderer:
         self._arguments: dict[str, Any] = {}
         self._step_texts: list[str] = []
         self._step_called = False
+        self._todos = ListMemory()
 
     def __call__(self, event: AgentEvent) -> None:
         """Show one event."""
@@ -200,6 +221,9 @@ class PrintRenderer:
                 self._flush_texts()
             case ToolResult():
                 self._say(result_line(event, self._arguments.pop(event.id, None), self.root))
+                if not event.is_error and event.call is not None:
+                    for line in detail_lines(event.call.display, self._todos):
+                        self._say(f"  {line}")
             case StepEnded():
                 self._step_texts, self._step_called = [], False
             case Retrying(attempt=attempt, delay=delay, error=error):
