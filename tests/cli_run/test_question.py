@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import random
+import signal
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -248,3 +250,39 @@ def test_a_call_where_nobody_answers_is_refused_by_name(workspace: Path) -> None
     message = server.requests[1]["messages"][-1]
     assert message["role"] == "tool" and "not available" in message["content"]
     assert DISMISSED_LINE not in done.stderr
+
+
+WITHDRAW = """
+import asyncio, json, signal, termios
+from rich.console import Console
+from deftly.cli.run_question import TerminalAnswerer
+from deftly.session.questions import Choice, Question, QuestionRequest
+
+async def main():
+    before = termios.tcgetattr(0)
+    question = Question("Pick one?", (Choice("A"), Choice("B")))
+    request = QuestionRequest("c1", "AskUserQuestion", (question,))
+    task = asyncio.ensure_future(TerminalAnswerer(Console()).answer(request))
+    asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, task.cancel)
+    try:
+        await task
+    except asyncio.CancelledError:
+        print("CANCELLED")
+    print("MODE_KEPT=" + json.dumps(termios.tcgetattr(0) == before))
+
+asyncio.run(main())
+"""
+
+
+def test_a_withdrawn_question_gives_the_terminal_back_as_it_was(
+    sessions: list[pexpect.spawn],
+) -> None:
+    env = subprocess_env(TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1")
+    child = pexpect.spawn(sys.executable, ["-c", WITHDRAW], env=env, encoding="utf-8", timeout=30)
+    sessions.append(child)
+    child.expect("Esc dismisses")
+    child.kill(signal.SIGUSR1)  # the call is cancelled while the question is shown
+    child.expect("Questions withdrawn")
+    child.expect("CANCELLED")
+    child.expect("MODE_KEPT=true")
+    child.expect(pexpect.EOF)

@@ -47,6 +47,7 @@ log = logging.getLogger(__name__)
 
 OTHER_HINT = "type your own answer"
 DISMISSED_LINE = "Questions dismissed: the model is told you did not answer."
+WITHDRAWN_LINE = "Questions withdrawn: the call was cancelled."
 
 _STYLE = Style.from_dict(
     {
@@ -89,7 +90,11 @@ class TerminalAnswerer:
                 pickers = [Picker(question) for question in request.questions]
                 if not pickers:
                     return None
-                finished = await self._run(pickers)
+                try:
+                    finished = await self._run(pickers)
+                except asyncio.CancelledError:
+                    self.console.print(f"[yellow]{WITHDRAWN_LINE}[/yellow]", highlight=False)
+                    raise
             if not finished:
                 self.console.print(f"[yellow]{DISMISSED_LINE}[/yellow]", highlight=False)
                 return None
@@ -266,7 +271,8 @@ def _draw(asking: _Asking) -> StyleAndTextTuples:
         about = OTHER_HINT if index == picker.other else question.options[index].description
         if about:
             shown.append(("class:description", f"  {about}"))
-        shown.append(("", "\n"))
+        if index < picker.other:
+            shown.append(("", "\n"))
     return shown
 
 
