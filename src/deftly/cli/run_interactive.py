@@ -5,7 +5,9 @@ completion of slash commands); it owns the terminal only while it reads a line. 
 runs with the terminal back in its normal mode, so the terminal approver reads its
 answers from stdin with nobody else reading, and Ctrl-C arrives as SIGINT: the first
 cancels the turn (running tools are stopped), a second exits. At the prompt, Ctrl-C
-clears a typed line, and on an empty line Ctrl-C or Ctrl-D ends the session.
+clears a typed line, and on an empty line Ctrl-C or Ctrl-D ends the session. The session
+consumes the agent's inbox: a cron job that fires while the prompt waits ends the prompt
+(what was typed is kept for the next one) and runs as a turn (`run_inbox.py`).
 """
 
 from __future__ import annotations
@@ -20,12 +22,14 @@ from prompt_toolkit.history import FileHistory, InMemoryHistory
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 from rich.markup import escape
 
+from deftly.cli.run_inbox import Arrived, fired_line, next_input
 from deftly.cli.run_live import LiveRenderer
 from deftly.cli.run_slash import COMMANDS, EXIT, SlashContext, run_slash, skill_names
 from deftly.cli.run_turn import interruptible, run_turn
 from deftly.policy.approval import ApprovalRequest, ApprovalResponse, Approver
 from deftly.providers.base import ChatProvider
 from deftly.runtime import Runtime
+from deftly.session.inbox import Inbox
 
 if TYPE_CHECKING:
     from deftly.agent import Agent
@@ -99,7 +103,8 @@ async def interactive(
     renderer: LiveRenderer,
     switch_model: Callable[[str], ChatProvider],
 ) -> int:
-    """The session's loop: read a line, run it (a slash command or a turn), again."""
+    """The session's loop: read a line, run it (a slash command or a turn), again; a
+    message in the agent's inbox (a cron job firing) at an idle prompt runs as a turn."""
     console = renderer.console
     context = SlashContext(agent, runtime, console, switch_model, renderer)
     session = _session(runtime)
@@ -110,21 +115,46 @@ async def interactive(
         "[dim]/help lists the commands · Esc Enter adds a line · Ctrl-D ends[/dim]",
         highlight=False,
     )
+    detach = runtime.agent.inbox.attach()  # cron jobs fire into this session
+    try:
+        return await _converse(agent, runtime.agent.inbox, renderer, context, session)
+    finally:
+        detach()
+
+
+async def _converse(
+    agent: Agent,
+    inbox: Inbox,
+    renderer: LiveRenderer,
+    context: SlashContext,
+    session: PromptSession[str],
+) -> int:
+    """Prompt after prompt until the person ends the session; its exit status."""
+    console = renderer.console
+    kept = ""
     while True:
         try:
-            line = await session.prompt_async("› ")
+            got = await next_input(session, inbox, kept)
         except (KeyboardInterrupt, EOFError):
             return 0
-        if not line.strip():
-            continue
-        finished, outcome = await interruptible(run_slash(line, context))
-        if not finished:
-            console.print("[yellow]Interrupted.[/yellow]")
-            continue
-        if outcome is EXIT:
-            return 0
-        if not isinstance(outcome, str):
-            continue
-        end = await run_turn(agent, outcome, renderer, lambda: _cancelling(renderer))
+        kept = ""
+        if isinstance(got, Arrived):
+            kept = got.kept
+            console.print(f"[cyan]{escape(fired_line(got.message.origin))}[/cyan]")
+            prompt, origin = got.message.text, got.message.origin
+        else:
+            line = got.line
+            if not line.strip():
+                continue
+            finished, outcome = await interruptible(run_slash(line, context))
+            if not finished:
+                console.print("[yellow]Interrupted.[/yellow]")
+                continue
+            if outcome is EXIT:
+                return 0
+            if not isinstance(outcome, str):
+                continue
+            prompt, origin = outcome, {}
+        end = await run_turn(agent, prompt, renderer, lambda: _cancelling(renderer), origin=origin)
         if end is None:
             return INTERRUPTED

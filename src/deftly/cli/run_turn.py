@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from deftly.agent.events import AgentEvent, TurnEnded
@@ -39,15 +39,18 @@ async def run_turn(
     prompt: str,
     show: Callable[[AgentEvent], None],
     on_cancel: Callable[[], None] | None = None,
+    *,
+    origin: Mapping[str, object] | None = None,
 ) -> TurnEnded | None:
     """Stream one turn into `show`; its `TurnEnded`, or None when a second Ctrl-C
-    abandoned it. `on_cancel` runs at the first Ctrl-C (to say so)."""
+    abandoned it. `on_cancel` runs at the first Ctrl-C (to say so); `origin`: where a
+    prompt nobody typed came from (an inbox message's)."""
     loop = asyncio.get_running_loop()
     presses = 0
     ended: list[TurnEnded] = []
 
     async def consume() -> None:
-        async for event in agent.stream(prompt):
+        async for event in agent.stream(prompt, origin=origin):
             show(event)
             if isinstance(event, TurnEnded):
                 ended.append(event)
