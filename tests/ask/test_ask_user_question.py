@@ -229,3 +229,12 @@ async def test_a_sync_and_an_async_function_both_answer(make_runtime: Any) -> No
     runtime.answerer = later
     second = await runtime.call(TOOL, ask(DB))
     assert answers_of(second.result.text) == {"answers": {"Which DB?": "Postgres"}}
+
+
+async def test_a_question_offering_only_other_is_refused(make_runtime: Any) -> None:
+    recorder = Recorder(lambda request: {"Which DB?": "MySQL"})
+    runtime = await asking(make_runtime, recorder)
+    called = await runtime.call(TOOL, ask(question("Which DB?", "Other", "other ")))
+    assert called.is_error
+    assert "only" in called.result.text and "real options" in called.result.text
+    assert recorder.requests == []

@@ -131,3 +131,30 @@ async def test_auto_mode_offers_it_to_no_client(workspace: Path) -> None:
     assert TOOL not in listed
     assert refused.is_error and "auto mode" in text_of(refused)
     assert person.forms == []
+
+
+def test_every_form_field_is_a_primitive_the_elicitation_schema_allows() -> None:
+    from mcp_types._v2025_11_25 import PrimitiveSchemaDefinition  # what the SDK checks with
+    from pydantic import TypeAdapter
+
+    from deftly.serve.questions import form_schema, read_answers
+    from deftly.session.questions import Choice, Question, QuestionRequest
+
+    request = QuestionRequest(
+        "mcp_1",
+        TOOL,
+        (
+            Question("Which DB?", (Choice("Postgres", "a server"), Choice("SQLite"))),
+            Question("Which extras?", (Choice("Auth"), Choice("Search")), "Extras", True),
+            Question("Anything else?", ()),
+        ),
+    )
+    schema = form_schema(request)
+    adapter = TypeAdapter[Any](PrimitiveSchemaDefinition)
+    for field in schema["properties"].values():
+        adapter.validate_python(field)  # raises for anything a client may reject
+    assert "q3" not in schema["properties"] and "q3_other" in schema["properties"]
+    assert read_answers(request, {"q2": "Auth", "q3_other": "no", "q1": ""}) == {
+        "Which extras?": "Auth",
+        "Anything else?": "no",
+    }

@@ -72,6 +72,8 @@ def question_fields(question: Question, index: int) -> dict[str, dict[str, Any]]
             else "Your own answer, instead of picking one."
         ),
     }
+    if not question.options:  # nothing to pick: only the person's own answer
+        return {key + OTHER_SUFFIX: own}
     return {key: choice, key + OTHER_SUFFIX: own}
 
 

@@ -17,7 +17,7 @@ from deftly.contract.display import GenericDisplay
 from deftly.contract.result import ToolResult
 from deftly.contract.tool import Tool, ToolContext, ToolExecution, ToolTraits
 from deftly.features.ask import result
-from deftly.features.ask.validate import duplicate_problem, without_other
+from deftly.features.ask.validate import duplicate_problem, only_other_problem, without_other
 from deftly.session.questions import (
     Answers,
     Choice,
@@ -138,7 +138,7 @@ class AskUserQuestionTool(Tool[AskUserQuestionParams]):
     async def ask(self, questions: tuple[Question, ...], ctx: ToolContext) -> ToolResult:
         """Check uniqueness (the desk is not called when it fails), ask, and normalise the
         answers; the call's cancel token withdraws the questions."""
-        problem = duplicate_problem(questions)
+        problem = duplicate_problem(questions) or only_other_problem(questions)
         if problem is not None:
             return ToolResult.error(problem)
         shown = tuple(without_other(q) for q in questions)

@@ -49,6 +49,18 @@ def is_other(choice: Choice) -> bool:
     return choice.label.strip().casefold() == OTHER_LABEL.casefold()
 
 
+def only_other_problem(questions: Sequence[Question]) -> str | None:
+    """Why a question cannot be asked once its "Other" options are dropped (it had no other
+    option), or None."""
+    for question in questions:
+        if question.options and all(is_other(choice) for choice in question.options):
+            return (
+                f'{json.dumps(question.question)} offers only "Other", which every question '
+                "gets anyway. Give it 2 to 4 real options and call AskUserQuestion again."
+            )
+    return None
+
+
 def without_other(question: Question) -> Question:
     """The question without options labelled "Other": every question gets one anyway."""
     kept = tuple(choice for choice in question.options if not is_other(choice))
