@@ -150,8 +150,14 @@ class AskUserQuestionTool(Tool[AskUserQuestionParams]):
         except QuestionsUnsupported as exc:
             log.info("questions unsupported here: %s", exc)
             return result.unsupported()
-        except Exception:
-            log.warning("the answerer failed; the questions count as dismissed", exc_info=True)
+        except Exception as exc:
+            # one line for the person running deftly; the traceback only when debugging
+            log.warning(
+                "the answerer failed (%s: %s); the questions count as dismissed",
+                type(exc).__name__,
+                exc,
+            )
+            log.debug("the answerer's failure", exc_info=True)
             return result.dismissed()
         return result.answered(questions, answers)
 

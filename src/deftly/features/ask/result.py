@@ -71,7 +71,7 @@ def answered(questions: Sequence[Question], answers: object) -> ToolResult:
     asked = {q.question for q in questions}
     unknown = [key for key in answers if key not in asked]
     if unknown:
-        log.warning("answers to questions that were not asked were left out: %r", unknown)
+        log.info("answers to questions that were not asked were left out: %r", unknown)
     given: dict[str, str] = {}
     for question in questions:
         text = _answer_text(answers.get(question.question))
