@@ -26,6 +26,9 @@ FS: Capability = "fs"
 PROCESS: Capability = "process"
 PROCESS_TREE: Capability = "process_tree"
 """The environment offers a `ProcessTree` (`ExecEnv.process_tree` is not None)."""
+NETWORK: Capability = "network"
+"""The machine deftly runs on may reach the network (the web tools need it; an offline
+environment leaves it out and they are absent)."""
 
 
 class PathChanged(OSError):

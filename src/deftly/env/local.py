@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from deftly.contract.fs import LOCAL_PROBE, DirEntryInfo, EntryKind, FileStat, PathProbe, Process
-from deftly.env.base import FS, PROCESS, PROCESS_TREE, ExecEnv, PathChanged
+from deftly.env.base import FS, NETWORK, PROCESS, PROCESS_TREE, ExecEnv, PathChanged
 from deftly.env.local_tree import LocalProcessTree
 from deftly.env.scratch import ScratchJournal, scratch_name
 from deftly.env.tree import ProcessTree
@@ -28,7 +28,7 @@ class LocalEnv(ExecEnv):
     """This machine, its files and processes, seen as they are (paths are local paths)."""
 
     name = "local"
-    capabilities = frozenset({FS, PROCESS, PROCESS_TREE})
+    capabilities = frozenset({FS, PROCESS, PROCESS_TREE, NETWORK})
 
     def __init__(self) -> None:
         self._journal: ScratchJournal | None = None

@@ -46,7 +46,7 @@ from deftly.contract.fs import (
     follow_links,
     run_captured,
 )
-from deftly.env.base import FS, PROCESS, PROCESS_TREE, ExecEnv, PathChanged
+from deftly.env.base import FS, NETWORK, PROCESS, PROCESS_TREE, ExecEnv, PathChanged
 from deftly.env.local import LocalEnv
 from deftly.env.local_tree import LocalProcessTree
 from deftly.env.tree import ProcessTree
@@ -366,7 +366,7 @@ class RootedEnv(ExecEnv):
     """
 
     name = "rooted"
-    capabilities = frozenset({FS, PROCESS, PROCESS_TREE})
+    capabilities = frozenset({FS, PROCESS, PROCESS_TREE, NETWORK})
 
     def __init__(
         self,
