@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from deftly.agent import events as ev
 from deftly.agent.budgets import configured_budgets
+from deftly.agent.held import hold, restore
 from deftly.agent.history import project
 from deftly.agent.prompt import PromptContext, build_system_prompt, git_status, read_instructions
 from deftly.agent.render import system_block
@@ -183,6 +184,7 @@ class Agent:
             self._usage = restored.usage
             self._turns = restored.turns
             self._restored_prompt = (restored.last_prompt_tokens, restored.prompt_covered)
+            restore(runtime.session.store, agent.agent_id, agent.injections)
         config = runtime.config
         self._context = ContextKeeper(
             window=self._settings_window(),
@@ -208,7 +210,9 @@ class Agent:
                 stop()
         self._unsubscribe.clear()
         if self._started:
-            self._runtime.agent.executor.notices_on_results = True
+            agent = self._runtime.agent
+            agent.executor.notices_on_results = True
+            hold(self._runtime.session.store, agent.agent_id, agent.injections)
         if self._transcript is not None:
             self._transcript.close()
             self._transcript = None
