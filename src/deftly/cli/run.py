@@ -88,6 +88,14 @@ def run_command(
     resume: Annotated[
         str | None, typer.Option("--resume", help="Continue the session with this id.")
     ] = None,
+    watch: Annotated[
+        bool,
+        typer.Option(
+            "--watch",
+            help="Keep running without a terminal: the prompt (if given), then each prompt "
+            "that arrives on its own (a cron job firing) as a turn, until SIGINT or SIGTERM.",
+        ),
+    ] = False,
     mcp_config: McpConfigOpt = None,
     trust: TrustOpt = False,
 ) -> None:
@@ -95,13 +103,15 @@ def run_command(
 
     Exit status: 0 when the model ended its turn, 1 when the turn stopped otherwise (max
     steps, a budget, a provider error after retries, a refusal), 2 for a usage error (a bad
-    option, no model configured, no prompt), 130 when interrupted.
+    option, no model configured, no prompt), 130 when interrupted. With --watch it runs
+    until stopped: 130 for SIGINT, 0 for SIGTERM.
     """
     if continue_ and resume is not None:
         raise _usage("--continue and --resume cannot be used together; pick one")
     if provider is not None and provider not in ("openai", "anthropic"):
         raise _usage(f"unknown provider {provider!r}; use openai or anthropic")
-    text = _prompt_text(prompt, as_json)
+    text = None if watch and prompt is None else _prompt_text(prompt, as_json)
+    interactive = text is None and not watch
     session = _pick_session(workspace, continue_, resume)
 
     async def main() -> int:
@@ -109,7 +119,7 @@ def run_command(
         console = Console()
         renderer = None
         approver = None
-        if text is None:
+        if interactive:
             from deftly.cli.run_interactive import HeldApprover
             from deftly.cli.run_live import LiveRenderer
 
@@ -128,22 +138,22 @@ def run_command(
             approver=approver,
         )
         runtime.answerer = _terminal_answerer(
-            console, renderer, interactive=text is None, as_json=as_json
+            console, renderer, interactive=interactive, as_json=as_json
         )
         settings = options.resolve(runtime)
         chosen = options.provider_for(settings)
         async with runtime:
             print_diagnostics(runtime)
             agent = _agent(runtime, chosen, settings, max_steps)
-            alerts = _notify_alerts(interactive=text is None, as_json=as_json, console=console)
+            alerts = _notify_alerts(interactive=interactive, as_json=as_json, console=console)
             async with agent, alerts.attached(runtime.subscribe):
-                if text is None:
-                    from deftly.cli.run_interactive import interactive
+                if interactive:
+                    from deftly.cli.run_interactive import interactive as converse
 
                     assert renderer is not None
                     stop = runtime.subscribe(renderer.runtime_event)
                     try:
-                        return await interactive(
+                        return await converse(
                             agent, runtime, renderer, lambda name: options.switch(runtime, name)
                         )
                     finally:
@@ -160,6 +170,11 @@ def run_command(
                         root=str(runtime.workspace_path),
                     )
                 )
+                if watch:
+                    from deftly.cli.run_watch import watch_turns
+
+                    return await watch_turns(agent, text, show, _say, announce=not as_json)
+                assert text is not None
                 return await _one_turn(agent, text, show)
 
     raise typer.Exit(run_async(main))
@@ -191,6 +206,11 @@ def _terminal_answerer(
     if as_json or not (sys.stdin.isatty() and sys.stdout.isatty()):
         return None
     return TerminalAnswerer(Console(stderr=True))
+
+
+def _say(line: str) -> None:
+    """A line of activity on stderr (print mode)."""
+    print(line, file=sys.stderr, flush=True)
 
 
 def _usage(message: str) -> typer.Exit:
