@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 from pydantic import BaseModel, ConfigDict
 
@@ -10,8 +11,10 @@ from deftly.contract.accesses import Accesses
 from deftly.contract.describe import describe
 from deftly.contract.result import ToolResult
 from deftly.contract.tool import Tool, ToolContext, ToolExecution, ToolTraits
+from deftly.contract.traits import traits_of
 from deftly.env.base import ExecEnv
 from deftly.features.plan.mode import PlanMode
+from deftly.registry.offer import NOTHING_OFFERED, ToolOffer
 
 
 class EnterPlanModeParams(BaseModel):
@@ -27,9 +30,39 @@ class EnterPlanModeTool(Tool[EnterPlanModeParams]):
     params = EnterPlanModeParams
     traits = ToolTraits(read_only=True, idempotent=True)
 
-    def __init__(self, env: ExecEnv, plan_mode: PlanMode) -> None:
+    def __init__(
+        self, env: ExecEnv, plan_mode: PlanMode, offer: ToolOffer = NOTHING_OFFERED
+    ) -> None:
         self.env = env
         self.plan_mode = plan_mode
+        self.offer = offer
+
+    def description_vars(self) -> dict[str, object]:
+        """The refusals of plan mode that concern tools the model is offered now (stopping
+        tasks, scheduling work), one bullet each; nothing for tools it does not have."""
+        return {"REFUSED_WHILE_PLANNING": "".join(f"\n- {line}" for line in self._refused())}
+
+    def _refused(self) -> list[str]:
+        lines: list[str] = []
+        stoppers = self._offered(lambda traits: traits.stops_tasks)
+        if stoppers:
+            lines.append(f"Stopping background tasks ({stoppers}) is refused.")
+        schedulers = self._offered(lambda traits: traits.schedules_work)
+        if schedulers:
+            lines.append(
+                f"Creating or deleting scheduled jobs ({schedulers}) is refused: that work "
+                "would run after planning, unapproved."
+            )
+        return lines
+
+    def _offered(self, has: Callable[[ToolTraits], bool]) -> str:
+        """The offered tools with a trait, by name ("" when none)."""
+        names = []
+        for entry in self.offer.entries():
+            traits = traits_of(entry.tool)
+            if traits is not None and has(traits):
+                names.append(entry.name)
+        return ", ".join(sorted(names))
 
     def resolve(self, args: EnterPlanModeParams) -> ToolExecution:
         """Enter plan mode; touches no file until it runs (then only the plans directory)."""
