@@ -24,11 +24,18 @@ PROMPT = "› "
 
 def fired_line(origin: Mapping[str, object]) -> str:
     """What the person is told when a prompt nobody typed starts a turn."""
-    if origin.get("kind") == "cron_job":
-        job = origin.get("job_id")
-        return f"⏰ Cron job {job} fired" if job else "⏰ A cron job fired"
     kind = origin.get("kind")
-    return f"⏰ A queued prompt arrived ({kind})" if kind else "⏰ A queued prompt arrived"
+    if kind != "cron_job":
+        return f"⏰ A queued prompt arrived ({kind})" if kind else "⏰ A queued prompt arrived"
+    line = f"⏰ Cron job {origin.get('job_id') or '?'} fired"
+    if origin.get("cron"):
+        line += f" ({origin['cron']})"
+    count = origin.get("coalesced_count")
+    if isinstance(count, int) and count > 1:
+        line += f": {count} fires held while the agent was busy, run as one"
+    if origin.get("stale") is True:
+        line += "; the job is 7 days old, so it was deleted after this fire"
+    return line
 
 
 @dataclass
