@@ -15,7 +15,7 @@ from deftly.agent import events as ev
 from deftly.session.inbox import InboxMessage
 from tests.agent.loop.helpers import content_text, openai_provider
 from tests.mcp.conftest import eventually
-from tests.scripted.script import Reply, Say, say
+from tests.scripted.script import Call, Reply, Say, calls, say
 from tests.scripted.server import ModelServer
 
 FIRED = InboxMessage(
@@ -158,3 +158,48 @@ async def test_a_watch_that_is_cancelled_while_waiting_leaves_messages_in_the_in
         await agent.aclose()
     assert len(inbox) == 1 and not inbox.consumed
     assert server.requests == []
+
+
+async def test_a_cron_job_fires_into_a_watching_agent_and_its_tools_exist_only_then(
+    make_runtime: Any,
+) -> None:
+    from deftly.features import BUILTIN_FEATURES
+    from deftly.features.cron import CronScheduler, ManualClock
+    from deftly.features.cron.feature import CronFeature
+
+    clock = ManualClock(1_767_225_630.0)  # half a minute past a minute
+    features = [f for f in BUILTIN_FEATURES if f.name != "cron"] + [CronFeature(clock=clock)]
+    runtime = await make_runtime(
+        features=features, config={"cron": {"poll_interval": 0, "no_jitter": True}}
+    )
+    inbox = runtime.agent.inbox
+
+    def names() -> set[str]:
+        return {t.name for t in runtime.tools()}
+
+    assert not names() & {"CronCreate", "CronList", "CronDelete"}
+    create = Call("CronCreate", {"cron": "* * * * *", "prompt": "check the build"})
+    script = [calls(create), say("Scheduled."), say("Build checked.")]
+    with ModelServer(script) as server:
+        agent = Agent(runtime, openai_provider(server))
+        turns = agent.watch("check the build every minute")
+        first = await asyncio.wait_for(anext(turns), 30)
+        assert first.text == "Scheduled."
+        assert {"CronCreate", "CronList", "CronDelete"} <= names()
+        offered = {t["function"]["name"] for t in server.requests[0]["tools"]}
+        assert "CronCreate" in offered
+        fired = next_result(turns)
+        assert await eventually(lambda: inbox.idle)
+        scheduler = runtime.agent.services.find(CronScheduler)
+        assert scheduler is not None
+        assert scheduler.tick() == 0  # not due yet
+        clock.advance(60)
+        assert scheduler.tick() == 1
+        result = await asyncio.wait_for(fired, 30)
+        await turns.aclose()
+        await agent.aclose()
+    assert result.text == "Build checked."
+    assert result.origin["kind"] == "cron_job" and result.origin["cron"] == "* * * * *"
+    fire = last_user_text(server.requests[2])
+    assert fire.startswith("<cron-fire") and "check the build" in fire
+    assert not names() & {"CronCreate", "CronList", "CronDelete"}
