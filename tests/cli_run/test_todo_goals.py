@@ -14,9 +14,9 @@ import pexpect
 import pytest
 from rich.console import Console
 
-from deftly.agent.events import ToolCall, ToolResult
+from deftly.agent.events import ToolCall, ToolResult, TurnEnded
 from deftly.cli.run_live import LiveRenderer
-from deftly.cli.run_render import PrintRenderer
+from deftly.cli.run_render import PrintRenderer, stop_message
 from deftly.contract.display import GoalStartDisplay, TodoItem, TodoListDisplay
 from deftly.contract.identity import Identity
 from deftly.contract.result import ToolResult as Outcome
@@ -24,6 +24,7 @@ from deftly.execution.calls import CallResult
 from deftly.execution.calls import Outcome as Ran
 from deftly.execution.events import ToolCallStarted
 from deftly.features.todo.render import REMINDER
+from deftly.providers.types import Usage
 from tests.cli_run.helpers import deftly_run, json_lines, user_config, user_texts
 from tests.cli_run.test_interactive import PROMPT, sessions, spawn
 from tests.scripted.script import Call, calls, say
@@ -163,7 +164,11 @@ def test_loop_max_turn_tokens_ends_a_turn_with_budget(workspace: Path) -> None:
     with ModelServer([*script, say("never asked")]) as server:
         plain = deftly_run(server, workspace, "look around")
     assert plain.returncode == 1
-    assert "deftly: the turn stopped because a budget ran out" in plain.stderr
+    assert plain.stderr.splitlines()[-1] == (
+        "deftly: the turn stopped because a budget ran out: The turn used 360 tokens, its "
+        "budget of 250 ([loop] max_turn_tokens), so it was ended; run again with --continue "
+        "to go on (the model is told why it stopped)"
+    )  # what the person needs, not what the model is told to do
     assert "Traceback" not in plain.stderr
 
 
@@ -197,6 +202,19 @@ def test_print_mode_shows_a_changed_list_and_never_a_failed_one() -> None:
         "✓ TodoList: empty",
         "  (the list is empty)",
     ]
+
+
+def test_a_goal_budget_stop_tells_the_person_what_happened_not_the_model_s_orders() -> None:
+    reason = (
+        "The turn was stopped: the goal's budget is used up (2 turns of 2). The goal "
+        '"Ship it" is now blocked. Tell the user what is done and what is left.'
+    )
+    end = TurnEnded(A, T, "budget", "", 0, Usage(), "s-1", error=reason)
+    assert stop_message(end) == (
+        "the turn stopped because a budget ran out: The turn was stopped: the goal's budget "
+        "is used up (2 turns of 2); run again with --continue to go on (the model is told "
+        "why it stopped)"
+    )
 
 
 def live_console() -> tuple[LiveRenderer, io.StringIO]:

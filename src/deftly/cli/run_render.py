@@ -72,8 +72,11 @@ def stop_message(end: TurnEnded, max_steps: int | None = None) -> str | None:
                 "run again with --continue to go on, or raise --max-steps"
             )
         case "budget":
-            why = f": {end.error}" if end.error else ""
-            return f"the turn stopped because a budget ran out{why}"
+            why = f": {_first_sentence(end.error).rstrip('.')}" if end.error else ""
+            return (
+                f"the turn stopped because a budget ran out{why}; run again with --continue "
+                "to go on (the model is told why it stopped)"
+            )
         case "stop_turn":
             why = f": {end.error}" if end.error else ""
             return f"a tool result ended the turn{why}"
@@ -81,6 +84,13 @@ def stop_message(end: TurnEnded, max_steps: int | None = None) -> str | None:
             return "the turn was cancelled; tools still running were stopped"
         case _:
             return end.error or "the model request failed; see the lines above"
+
+
+def _first_sentence(text: str) -> str:
+    """What a budget's reason says before it turns to the model ("Summarise...")."""
+    flat = " ".join(text.split())
+    end = flat.find(". ")
+    return flat if end < 0 else flat[: end + 1]
 
 
 def one_line(text: str, limit: int = _SUMMARY_CHARS) -> str:
