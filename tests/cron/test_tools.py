@@ -7,6 +7,9 @@ import json
 import re
 from typing import Any
 
+import pytest
+
+from deftly.contract.errors import ConfigError
 from deftly.execution.calls import Outcome, ToolCall
 from deftly.features.cron import CronJob, ManualClock
 from deftly.features.cron.feature import FEATURE
@@ -265,3 +268,9 @@ async def test_no_jitter_fires_at_the_ideal_time(make_runtime: Any) -> None:
     runtime = await cron_runtime(make_runtime, clock(), cron={"no_jitter": True})
     created = await runtime.call("CronCreate", {"cron": "*/5 * * * *", "prompt": "x"})
     assert "nextFireAt: 2024-05-01T10:05:00.000+02:00" in created.text
+
+
+async def test_a_misspelt_cron_setting_is_an_error_with_a_suggestion(make_runtime: Any) -> None:
+    with pytest.raises(ConfigError) as caught:
+        await cron_runtime(make_runtime, clock(), cron={"poll_intervall": 1})
+    assert "did you mean 'poll_interval'" in str(caught.value)
