@@ -120,7 +120,12 @@ class Fetcher:
         hops = 0
         max_hops = min(self.config.max_redirects, MAX_REDIRECTS)
         while True:
-            target = await self.guard.check(current)
+            try:
+                target = await self.guard.check(current)
+            except FetchRefused as exc:
+                if current == url:
+                    raise
+                raise FetchRefused(f"{url} redirects to {current}. {exc}") from None
             response = await self._open(target)
             try:
                 location = response.headers.get("location")
@@ -133,7 +138,10 @@ class Fetcher:
                             f"{max_hops}); the last one pointed to {following}."
                         )
                     if not same_site(current, following):
-                        self.guard.precheck(following)
+                        try:
+                            self.guard.precheck(following)
+                        except FetchRefused as exc:
+                            raise FetchRefused(f"{url} redirects to {following}. {exc}") from None
                         return Fetched(url, current, response.status_code, "", None, b"", following)
                     current = following
                     continue
