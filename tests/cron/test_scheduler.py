@@ -6,11 +6,14 @@ stale and is deleted; the loop ticks on its own and survives a failing round."""
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from deftly.features import BUILTIN_FEATURES
 from deftly.features.cron import CronJob, CronScheduler, CronService, ManualClock
+from deftly.features.cron.feature import FEATURE as CRON_FEATURE
 from deftly.features.cron.scheduler import fire_message
 from deftly.features.cron.timing import Due
 from tests.cron.helpers import Consumer, at, cron_runtime, job_id, scheduler, service
@@ -229,3 +232,21 @@ async def test_a_sub_agent_has_no_scheduler_and_no_jobs(make_runtime: Any) -> No
     assert child.services.find(CronScheduler) is None
     child_service = child.services.find(CronService)
     assert child_service is not None and not child_service.main and child_service.jobs() == []
+
+
+async def test_the_clock_variable_drives_the_scheduler_through_a_file(
+    make_runtime: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    clock_file = tmp_path / "cron-clock"
+    clock_file.write_text(f"{START}\n")
+    monkeypatch.setenv("DEFTLY_CRON_CLOCK", f"file:{clock_file}")
+    config = {"cron": {"poll_interval": 0.02}}
+    runtime = await make_runtime(features=[*BUILTIN_FEATURES, CRON_FEATURE], config=config)
+    runtime.agent.inbox.attach()
+    created = await create(runtime, "* * * * *", "from the file clock")
+    assert service(runtime).jobs()[0].created_at == START  # the file's time, not the machine's
+    consumer = Consumer(runtime.agent.inbox)
+    await consumer.wait()
+    clock_file.write_text(f"{int((START + 60) * 1000)}\n")  # milliseconds work too
+    message = await consumer.received(timeout=30)
+    assert f'jobId="{created}"' in message.text

@@ -18,7 +18,7 @@ import logging
 
 from deftly.features.cron.expression import CronSyntaxError, parse
 from deftly.features.cron.state import CronJob, CronService
-from deftly.features.cron.timing import Due, due_fires, is_stale
+from deftly.features.cron.timing import Due, due_fires, is_stale, next_fire_at
 from deftly.session.inbox import Inbox, InboxMessage
 
 log = logging.getLogger(__name__)
@@ -35,6 +35,9 @@ class CronScheduler:
         self.poll_interval = poll_interval
         self._task: asyncio.Task[None] | None = None
         self._broken: set[str] = set()
+        self._upcoming: dict[str, tuple[tuple[str, float, bool], float | None]] = {}
+        """Each job's next fire as last computed, with what it was computed from (its
+        expression, base and kind): a round skips jobs not yet due without croniter."""
 
     def start(self) -> None:
         """Start ticking every `poll_interval` seconds (never, when it is 0)."""
@@ -73,15 +76,25 @@ class CronScheduler:
                 delivered += self._fire(job, now)
             except Exception:
                 log.exception("cron job %s could not be fired", job.id)
+        kept = {job.id for job in jobs}
+        self._upcoming = {k: v for k, v in self._upcoming.items() if k in kept}
         return delivered
 
     def _fire(self, job: CronJob, now: float) -> int:
+        key = (job.cron, job.base, job.recurring)
+        known = self._upcoming.get(job.id)
+        if known is not None and known[0] == key and (known[1] is None or now < known[1]):
+            return 0
         try:
             expr = parse(job.cron)
         except CronSyntaxError as exc:
             if job.id not in self._broken:
                 self._broken.add(job.id)
                 log.warning("cron job %s has an expression that does not parse: %s", job.id, exc)
+            return 0
+        upcoming = next_fire_at(job, expr, jitter=self.service.jitter)
+        self._upcoming[job.id] = (key, upcoming)
+        if upcoming is None or now < upcoming:
             return 0
         due = due_fires(job, expr, now, jitter=self.service.jitter)
         if due is None:
