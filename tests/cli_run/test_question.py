@@ -286,3 +286,33 @@ def test_a_withdrawn_question_gives_the_terminal_back_as_it_was(
     child.expect("CANCELLED")
     child.expect("MODE_KEPT=true")
     child.expect(pexpect.EOF)
+
+
+def test_a_question_and_an_approval_in_one_reply_take_turns_at_the_terminal(
+    workspace: Path, sessions: list[pexpect.spawn]
+) -> None:
+    script = [
+        calls(
+            Call(TOOL, {"questions": [COLOUR]}, id="ask-1"),
+            Call("Bash", {"command": "touch painted.txt"}, id="bash-1"),
+        ),
+        say("Painted."),
+    ]
+    with ModelServer(script) as server:
+        child = interactive(server, workspace, sessions)
+        child.sendline("paint it")
+        asked = []  # whichever asks first has the terminal; the other waits its turn
+        while len(asked) < 2:
+            which = child.expect([r"Approve Bash\? \[", "Esc dismisses"])
+            asked.append(which)
+            if which == 0:
+                child.sendline("y")
+            else:
+                child.send(DOWN + ENTER)
+                child.expect("Colour.*→.*Blue")
+        assert sorted(asked) == [0, 1]
+        child.expect("Painted.")
+        finish(child)
+    assert (workspace / "painted.txt").exists()
+    answers = [m for m in server.requests[1]["messages"] if m.get("tool_call_id") == "ask-1"]
+    assert json.loads(answers[0]["content"]) == {"answers": {COLOUR["question"]: "Blue"}}

@@ -44,7 +44,6 @@ from deftly.session.paths import data_home, session_dir
 if TYPE_CHECKING:
     from deftly.agent import Agent
     from deftly.cli.run_live import LiveRenderer
-    from deftly.session.questions import Answerer
 
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -137,9 +136,7 @@ def run_command(
             session_id=session,
             approver=approver,
         )
-        runtime.answerer = _terminal_answerer(
-            console, renderer, interactive=interactive, as_json=as_json
-        )
+        _answer_at_terminal(runtime, console, renderer, interactive=interactive, as_json=as_json)
         settings = options.resolve(runtime)
         chosen = options.provider_for(settings)
         async with runtime:
@@ -193,19 +190,28 @@ def _notify_alerts(*, interactive: bool, as_json: bool, console: Console) -> Not
     return NotifyAlerts(shown="a line on stderr", bell=sys.stderr if sys.stderr.isatty() else None)
 
 
-def _terminal_answerer(
-    console: Console, renderer: LiveRenderer | None, *, interactive: bool, as_json: bool
-) -> Answerer | None:
-    """Who answers AskUserQuestion: the terminal in an interactive session, and in print
-    mode when stdin and stdout are terminals (not with --json; the answers' lines then go
-    to stderr with the other activity); else nobody, so the tool is not offered."""
+def _answer_at_terminal(
+    runtime: Runtime,
+    console: Console,
+    renderer: LiveRenderer | None,
+    *,
+    interactive: bool,
+    as_json: bool,
+) -> None:
+    """The terminal answers AskUserQuestion in an interactive session, and in print mode
+    when stdin and stdout are terminals (not with --json; the answers' lines then go to
+    stderr with the other activity); else nobody does, so the tool is not offered. Its
+    questions and the approvals take turns at the terminal."""
     from deftly.cli.run_question import TerminalAnswerer
 
     if interactive:
-        return TerminalAnswerer(console, renderer)
-    if as_json or not (sys.stdin.isatty() and sys.stdout.isatty()):
-        return None
-    return TerminalAnswerer(Console(stderr=True))
+        answerer = TerminalAnswerer(console, renderer)
+    elif as_json or not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return
+    else:
+        answerer = TerminalAnswerer(Console(stderr=True))
+    runtime.approver = answerer.taking_turns(runtime.approver)
+    runtime.answerer = answerer
 
 
 def _say(line: str) -> None:

@@ -9,7 +9,8 @@ The application owns the terminal only while it asks: it puts the terminal in ra
 and gives it back as it was, so a turn's Ctrl-C (SIGINT, in the terminal's normal mode)
 still cancels the turn outside a question; inside one, Ctrl-C is a key that dismisses it.
 It never installs signal handlers of its own. The live renderer's output is held back
-while it asks, as for an approval.
+while it asks, as for an approval, and approvals wait while a question is shown
+(`taking_turns`): the terminal asks one thing at a time.
 """
 
 from __future__ import annotations
@@ -41,6 +42,12 @@ from rich.markup import escape
 
 from deftly.cli.run_live import LiveRenderer
 from deftly.cli.run_question_picker import Answered, Dismissed, Key, Picker
+from deftly.policy.approval import (
+    ApprovalRequest,
+    ApprovalResponse,
+    Approver,
+    NonInteractiveApprover,
+)
 from deftly.session.questions import Answers, QuestionRequest, QuestionsUnsupported
 
 log = logging.getLogger(__name__)
@@ -81,6 +88,16 @@ class TerminalAnswerer:
         self.stdin = stdin
         self.stdout = stdout
         self._lock = asyncio.Lock()
+        """Held while the terminal asks anything: a question, or an approval `taking_turns`."""
+
+    def taking_turns(self, approver: Approver) -> Approver:
+        """`approver`, asking only while no question is shown (and holding questions back
+        while it asks): the calls of one reply are prepared while earlier ones run, so an
+        approval could otherwise come up in the middle of a question. One that asks nobody
+        is returned as it is (the permission gate knows it by its type)."""
+        if isinstance(approver, NonInteractiveApprover):
+            return approver
+        return _TakingTurns(approver, self._lock)
 
     async def answer(self, request: QuestionRequest) -> Answers | None:
         """Ask each question in turn; the answers, or None when the person dismissed them
@@ -129,6 +146,19 @@ class TerminalAnswerer:
             log.exception("the question prompt failed; treating the questions as dismissed")
             return False
         return all(isinstance(picker.outcome, Answered) for picker in pickers)
+
+
+class _TakingTurns:
+    """An approver that asks only while it holds the terminal's lock."""
+
+    def __init__(self, inner: Approver, lock: asyncio.Lock) -> None:
+        self.inner = inner
+        self.lock = lock
+
+    async def request(self, request: ApprovalRequest) -> ApprovalResponse:
+        """Wait for the terminal, then ask `inner`."""
+        async with self.lock:
+            return await self.inner.request(request)
 
 
 def _answer_line(picker: Picker) -> str:
