@@ -175,3 +175,19 @@ def test_one_shot_jitter_is_earlier_by_at_most_90_seconds_and_never_before_creat
     ideal7 = other.next_fire(start)
     assert ideal7 is not None
     assert jittered(other, ideal7, job_id=job_id, recurring=False, created_at=0) == ideal7
+
+
+@settings(max_examples=60, deadline=None)
+@given(expression(), STARTS)
+def test_walking_the_fires_gives_each_next_fire_in_turn(
+    case: tuple[str, list[set[int]]], start: int
+) -> None:
+    expr = parse(case[0])
+    walked = expr.fires(start)
+    when: float = start
+    for _ in range(5):
+        expected = expr.next_fire(when)
+        if expected is None:
+            return
+        assert next(walked) == expected
+        when = expected

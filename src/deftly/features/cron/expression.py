@@ -17,9 +17,10 @@ unrestricted only when it is literally `*`; when both are restricted a day match
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
-from typing import cast
+from typing import Any, cast
 
 from croniter import CroniterBadDateError, croniter
 
@@ -128,6 +129,22 @@ class CronExpression:
         first = min(found)
         return first if after < first <= after + years * 366 * DAY else None
 
+    def fires(self, after: float, *, zone: tzinfo | None = None) -> Iterator[float]:
+        """Every fire strictly after `after`, in order, lazily (no horizon: the caller
+        stops). One croniter iterator per form, merged."""
+        start = datetime.fromtimestamp(after, zone or local_zone())
+        heads: dict[int, float] = {}
+        iterators = {}
+        for index, form in enumerate(self._croniter_forms()):
+            iterators[index] = croniter(form, start, max_years_between_matches=HORIZON_YEARS)
+        for index in list(iterators):
+            _advance(iterators, heads, index)
+        while heads:
+            first = min(heads.values())
+            yield first
+            for index in [i for i, value in heads.items() if value == first]:
+                _advance(iterators, heads, index)
+
     def _croniter_forms(self) -> list[str]:
         """croniter expressions whose union is this one: explicit value lists, and the OR of
         two restricted day fields as two expressions (croniter's own rule for "wildcard"
@@ -138,6 +155,14 @@ class CronExpression:
         if self.any_day or self.any_weekday:
             return [f"{minute} {hour} {day} {month} {weekday}"]
         return [f"{minute} {hour} {day} {month} *", f"{minute} {hour} * {month} {weekday}"]
+
+
+def _advance(iterators: dict[int, Any], heads: dict[int, float], index: int) -> None:
+    """Move one form's iterator on; a form with no further fire drops out."""
+    try:
+        heads[index] = float(iterators[index].get_next(float))
+    except CroniterBadDateError:
+        heads.pop(index, None)
 
 
 def _listed(values: frozenset[int]) -> str:

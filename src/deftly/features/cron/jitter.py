@@ -53,13 +53,15 @@ def jittered(
     created_at: float,
     enabled: bool = True,
     zone: tzinfo | None = None,
+    following: float | None = None,
 ) -> float:
-    """When a job whose ideal fire is `ideal` really fires (epoch seconds)."""
+    """When a job whose ideal fire is `ideal` really fires (epoch seconds). `following`:
+    the ideal fire after it, when the caller knows it (else it is computed)."""
     if not enabled:
         return ideal
     share = fraction(job_id)
     if recurring:
-        after = expr.next_fire(ideal, zone=zone)
+        after = following if following is not None else expr.next_fire(ideal, zone=zone)
         period = after - ideal if after is not None else DAY
         return ideal + min(RECURRING_SHARE * period, RECURRING_CAP) * share
     local = datetime.fromtimestamp(ideal, zone or local_zone())
