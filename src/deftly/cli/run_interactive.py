@@ -140,7 +140,7 @@ async def _converse(
         kept = ""
         if isinstance(got, Arrived):
             kept = got.kept
-            console.print(f"[cyan]{escape(fired_line(got.message.origin))}[/cyan]")
+            console.print(f"[cyan]{escape(fired_line(got.message.origin))}[/cyan]", highlight=False)
             prompt, origin = got.message.text, got.message.origin
         else:
             line = got.line
