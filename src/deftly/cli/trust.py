@@ -16,6 +16,7 @@ import typer
 from rich.markup import escape
 
 from deftly.cli.common import JsonOpt, err, fail, out
+from deftly.cli.trust_question import builtin_tables
 from deftly.config.trust import TrustStore, pending_settings, real_folder
 from deftly.contract.errors import DeftlyError
 from deftly.session import data_home
@@ -68,7 +69,7 @@ def _list(store: TrustStore, as_json: bool) -> None:
 
 def _trust(store: TrustStore, directory: Path, as_json: bool) -> None:
     real = store.trust(directory)
-    pending = pending_settings(real)
+    pending = pending_settings(real, builtin_tables())
     if as_json:
         data = {"trusted": str(real), "applies": [str(p) for p in pending]}
         sys.stdout.write(json.dumps(data) + "\n")

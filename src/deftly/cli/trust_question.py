@@ -14,10 +14,17 @@ from typing import TextIO
 from rich.console import Console
 from rich.markup import escape
 
+from deftly.config.loader import FeatureTables
 from deftly.config.trust import TrustStore, pending_settings
+from deftly.features import BUILTIN_FEATURES
 from deftly.session import data_home
 
 _YES = {"y", "yes"}
+
+
+def builtin_tables() -> FeatureTables:
+    """The config tables of the built-in features (`[cron]`, `[web]`...)."""
+    return {name: model for f in BUILTIN_FEATURES for name, model in f.config_tables.items()}
 
 
 def ask_to_trust(workspace: Path, console: Console, stream: TextIO) -> bool:
@@ -25,7 +32,7 @@ def ask_to_trust(workspace: Path, console: Console, stream: TextIO) -> bool:
     store = TrustStore(data_home())
     if store.is_trusted(workspace):
         return True
-    pending = pending_settings(workspace)
+    pending = pending_settings(workspace, builtin_tables())
     if not pending:
         return False
     real = workspace.resolve()

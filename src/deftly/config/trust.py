@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from deftly.config.loader import load_config, workspace_mcp_file
+from deftly.config.loader import FeatureTables, load_config, workspace_mcp_file
 from deftly.config.untrusted import Withheld
 from deftly.contract.errors import ConfigError
 
@@ -158,10 +158,11 @@ class TrustStore:
                 os.close(dir_fd)
 
 
-def pending_settings(workspace: Path) -> list[Withheld]:
+def pending_settings(workspace: Path, tables: FeatureTables | None = None) -> list[Withheld]:
     """What the workspace's own files would set that needs trust: the withheld parts of
-    `.deftly/config.toml` and the servers of its mcp.json files."""
-    loaded = load_config(workspace, trusted=False)
+    `.deftly/config.toml` and the servers of its mcp.json files. `tables`: the features'
+    config tables (so a `[cron]` table is not an unknown setting)."""
+    loaded = load_config(workspace, trusted=False, tables=tables)
     withheld = list(loaded.withheld)
     withheld.extend(mcp_servers_withheld(workspace, loaded.config.mcp.config_files))
     return withheld
