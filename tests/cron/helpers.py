@@ -27,8 +27,8 @@ def local(when: float) -> datetime:
 
 
 def features(clock: ManualClock) -> list[Any]:
-    """The built-in features and cron on `clock` (cron is not built in yet)."""
-    return [*BUILTIN_FEATURES, CronFeature(clock=clock)]
+    """The built-in features, with cron on `clock`."""
+    return [CronFeature(clock=clock) if isinstance(f, CronFeature) else f for f in BUILTIN_FEATURES]
 
 
 async def cron_runtime(

@@ -11,9 +11,7 @@ from typing import Any
 
 import pytest
 
-from deftly.features import BUILTIN_FEATURES
 from deftly.features.cron import CronJob, CronScheduler, CronService, ManualClock
-from deftly.features.cron.feature import FEATURE as CRON_FEATURE
 from deftly.features.cron.scheduler import fire_message
 from deftly.features.cron.timing import Due
 from tests.cron.helpers import Consumer, at, cron_runtime, job_id, scheduler, service
@@ -241,7 +239,7 @@ async def test_the_clock_variable_drives_the_scheduler_through_a_file(
     clock_file.write_text(f"{START}\n")
     monkeypatch.setenv("DEFTLY_CRON_CLOCK", f"file:{clock_file}")
     config = {"cron": {"poll_interval": 0.02}}
-    runtime = await make_runtime(features=[*BUILTIN_FEATURES, CRON_FEATURE], config=config)
+    runtime = await make_runtime(config=config)
     runtime.agent.inbox.attach()
     created = await create(runtime, "* * * * *", "from the file clock")
     assert service(runtime).jobs()[0].created_at == START  # the file's time, not the machine's

@@ -39,13 +39,6 @@ OLD_CONSTANTS = (
     "GIT_WRITE_TOOLS",
 )
 
-COMING_TOOLS = {
-    "CronCreate": "deftly.features.cron.cron_create",
-    "CronDelete": "deftly.features.cron.cron_delete",
-    "CronList": "deftly.features.cron.cron_list",
-}
-"""Tools of features still to come, named in the old guards, and their future modules."""
-
 
 def _all_subclasses(cls: type) -> Iterator[type]:
     subclasses: list[type] = cls.__subclasses__()
@@ -64,7 +57,6 @@ def builtin_tool_names() -> dict[str, str]:
         name = cls.__dict__.get("name")
         if isinstance(name, str) and cls.__module__.startswith("deftly."):
             owners[name] = cls.__module__
-    owners.update(COMING_TOOLS)
     return owners
 
 

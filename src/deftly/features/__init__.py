@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from deftly.features.api import Feature, feature_contributions
 from deftly.features.ask.feature import FEATURE as ASK
+from deftly.features.cron.feature import FEATURE as CRON
 from deftly.features.disclosure.feature import FEATURE as DISCLOSURE
 from deftly.features.files.feature import FEATURE as FILES
 from deftly.features.goals.feature import FEATURE as GOALS
@@ -29,6 +30,7 @@ BUILTIN_FEATURES: tuple[Feature, ...] = (
     GOALS,
     NOTIFY,
     ASK,
+    CRON,
     MCP,
     DISCLOSURE,
 )
