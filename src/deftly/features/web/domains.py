@@ -25,6 +25,7 @@ def domain_rule(tool: str, host: str) -> str:
 
 def domain_matches(host: str, pattern: str) -> bool:
     """Whether a `domain:` pattern (without its prefix) covers `host`; `!` negates."""
+    host = host.rstrip(".").lower()
     negate = pattern.startswith("!")
     body = (pattern[1:] if negate else pattern).strip().rstrip(".").lower()
     if any(ch in _GLOB for ch in body.replace("\\\\", "")):

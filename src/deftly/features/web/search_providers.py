@@ -148,7 +148,8 @@ def load_provider(
         key_env = config.api_key_env
     else:
         raise ProviderUnavailable(
-            f'the search provider "{name}" would come from a plugin, and plugins are off here.'
+            f'there is no built-in search provider named "{name}" (built in: '
+            f"{', '.join(BUILTIN_PROVIDERS)}), and plugins, which could bring it, are off here."
         )
     settings = ProviderSettings(
         name=name,
