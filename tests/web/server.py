@@ -7,6 +7,7 @@ the server sets, so no test waits for a timer and teardown never hangs.
 
 from __future__ import annotations
 
+import ssl
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -80,8 +81,14 @@ class Handler(BaseHTTPRequestHandler):
 class WebServer(ThreadingHTTPServer):
     """The server; use it as a context manager (started on enter, closed on exit)."""
 
-    def __init__(self, routes: dict[str, Route] | None = None) -> None:
+    def __init__(
+        self, routes: dict[str, Route] | None = None, *, tls: ssl.SSLContext | None = None
+    ) -> None:
         super().__init__(("127.0.0.1", 0), Handler)
+        self.scheme = "http"
+        if tls is not None:
+            self.socket = tls.wrap_socket(self.socket, server_side=True)
+            self.scheme = "https"
         self.routes: dict[str, Route] = dict(routes or {})
         self.daemon_threads = True
         self.block_on_close = False
@@ -100,7 +107,7 @@ class WebServer(ThreadingHTTPServer):
 
     def url(self, path: str, host: str = "127.0.0.1") -> str:
         """The full URL of `path` on this server."""
-        return f"http://{host}:{self.port}{path}"
+        return f"{self.scheme}://{host}:{self.port}{path}"
 
     def paths(self) -> list[str]:
         """The paths requested so far, in order."""

@@ -5,6 +5,9 @@ a private address), the guard on every hop, the pinned connection, the time limi
 from __future__ import annotations
 
 import ipaddress
+import ssl
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,7 +15,7 @@ import pytest
 from deftly.contract.errors import ConfigError
 from tests.web.conftest import FakeDns
 from tests.web.server import WebServer
-from tests.web.site import HUGE, PLAIN
+from tests.web.site import HUGE, PLAIN, site_routes
 
 LOOPBACK = ipaddress.ip_address("127.0.0.1")
 
@@ -169,3 +172,41 @@ async def test_the_description_states_the_configured_limits(web_runtime: Any) ->
     assert "may take 12 s" in text
     assert "at most 2 redirects" in text
     assert "pages of up to 30,000 characters" in text
+
+
+CERTS = Path(__file__).parent / "certs"
+
+
+@pytest.fixture
+def secure_site() -> Iterator[WebServer]:
+    """An https server on 127.0.0.1 whose certificate names secure.test only."""
+    tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    tls.load_cert_chain(CERTS / "secure.test.pem", CERTS / "secure.test.key")
+    with WebServer(site_routes("https://elsewhere.test/"), tls=tls) as server:
+        yield server
+
+
+async def test_https_is_pinned_to_the_checked_address_and_verified_for_the_host(
+    web_runtime: Any, secure_site: WebServer
+) -> None:
+    dns = FakeDns({"secure.test": [[LOOPBACK]], "impostor.test": [[LOOPBACK]]})
+    web = {"allow_hosts": ["127.0.0.1"], "ca_bundle": str(CERTS / "secure.test.pem")}
+    rt = await web_runtime(web, dns=dns)
+    url = secure_site.url("/plain", host="secure.test")
+    result = await fetch(rt, url)
+    assert not result.is_error, result.text
+    assert result.text.endswith(PLAIN)
+    assert secure_site.requests[0].headers["host"] == f"secure.test:{secure_site.port}"
+    impostor = await fetch(rt, secure_site.url("/plain", host="impostor.test"))
+    assert impostor.is_error
+    assert impostor.text.startswith("The TLS certificate of impostor.test could not be verified")
+    assert len(secure_site.requests) == 1
+
+
+async def test_an_unusable_certificate_file_is_a_clear_error(
+    web_runtime: Any, tmp_path: Path, site: WebServer
+) -> None:
+    rt = await web_runtime({"ca_bundle": str(tmp_path / "missing.pem")})
+    result = await fetch(rt, site.url("/plain"))
+    assert result.is_error
+    assert "([web] ca_bundle) cannot be used" in result.text

@@ -8,6 +8,7 @@ max_bytes = 10485760       # the largest response body read
 timeout = 30               # seconds for the whole fetch, redirects included
 max_redirects = 5          # at most 5
 page_chars = 30000         # characters per page of a long document
+ca_bundle = "/etc/ssl/corp-ca.pem"   # certificate authorities to trust instead of the usual
 
 [web.search]
 provider = "brave"         # searxng, brave, tavily, moonshot, or a `deftly.web_search` plugin
@@ -84,6 +85,11 @@ class WebConfig(Section):
     )
     cache_seconds: float = Field(
         900.0, ge=0, description="How long a fetched page is kept for paging (0: not kept)."
+    )
+    ca_bundle: str | None = Field(
+        None,
+        description="A PEM file of certificate authorities to trust instead of the usual "
+        "ones (a company's own CA).",
     )
     user_agent: str = Field(
         "Mozilla/5.0 (compatible; deftly-fetch/0.1)", description="The User-Agent header."

@@ -18,6 +18,7 @@ httpx is imported on first use, never by `import deftly`.
 from __future__ import annotations
 
 import asyncio
+import ssl
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin
@@ -89,7 +90,17 @@ class Fetcher:
         if self._client is None:
             import httpx
 
+            verify: ssl.SSLContext | bool = True
+            if self.config.ca_bundle:
+                try:
+                    verify = ssl.create_default_context(cafile=self.config.ca_bundle)
+                except (OSError, ssl.SSLError) as exc:
+                    raise FetchFailed(
+                        f"The certificate file {self.config.ca_bundle} ([web] ca_bundle) cannot "
+                        f"be used ({exc}); fix the setting or remove it."
+                    ) from None
             self._client = httpx.AsyncClient(
+                verify=verify,
                 follow_redirects=False,
                 trust_env=False,
                 timeout=httpx.Timeout(self.config.timeout),
@@ -176,6 +187,12 @@ class Fetcher:
             try:
                 return await client.send(request, stream=True)
             except httpx.ConnectError as exc:
+                if "CERTIFICATE_VERIFY_FAILED" in str(exc):
+                    raise FetchFailed(
+                        f"The TLS certificate of {target.host} could not be verified, so "
+                        f"{target.url} was not fetched ({exc}). The site may be misconfigured "
+                        "or impersonated; do not work around it."
+                    ) from exc
                 problem = exc
             except httpx.TimeoutException as exc:
                 raise FetchFailed(
