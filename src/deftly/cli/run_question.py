@@ -42,6 +42,7 @@ from rich.markup import escape
 
 from deftly.cli.run_live import LiveRenderer
 from deftly.cli.run_question_picker import Answered, Dismissed, Key, Picker
+from deftly.contract.identity import MAIN_AGENT
 from deftly.policy.approval import (
     ApprovalRequest,
     ApprovalResponse,
@@ -108,7 +109,7 @@ class TerminalAnswerer:
                 if not pickers:
                     return None
                 try:
-                    finished = await self._run(pickers)
+                    finished = await self._run(pickers, _asker(request))
                 except asyncio.CancelledError:
                     self.console.print(f"[yellow]{WITHDRAWN_LINE}[/yellow]", highlight=False)
                     raise
@@ -130,14 +131,14 @@ class TerminalAnswerer:
         with self.renderer.holding():
             yield
 
-    async def _run(self, pickers: list[Picker]) -> bool:
+    async def _run(self, pickers: list[Picker], asker: str | None) -> bool:
         """Run the application; whether every question was answered."""
         try:
             terminal_in = create_input(self.stdin)
             terminal_out = create_output(self.stdout)
         except Exception as exc:  # no usable terminal after all
             raise QuestionsUnsupported(f"the terminal cannot show questions: {exc}") from exc
-        app = question_app(pickers, terminal_in, terminal_out)
+        app = question_app(pickers, terminal_in, terminal_out, asker=asker)
         try:
             await app.run_async(handle_sigint=False, set_exception_handler=False)
         except (EOFError, KeyboardInterrupt):
@@ -174,8 +175,9 @@ def _answer_line(picker: Picker) -> str:
 class _Asking:
     """The request's pickers and which one is being asked."""
 
-    def __init__(self, pickers: list[Picker]) -> None:
+    def __init__(self, pickers: list[Picker], asker: str | None) -> None:
         self.pickers = pickers
+        self.asker = asker
         self.index = 0
 
     @property
@@ -196,9 +198,20 @@ class _Asking:
         return True
 
 
-def question_app(pickers: list[Picker], stdin: Input, stdout: Output) -> Application[None]:
-    """The application that asks `pickers`' questions one after another."""
-    asking = _Asking(pickers)
+def _asker(request: QuestionRequest) -> str | None:
+    """Which sub-agent asks (None for the session's main agent)."""
+    identity = request.identity
+    if identity is None or identity.agent_id == MAIN_AGENT:
+        return None
+    return identity.agent_id
+
+
+def question_app(
+    pickers: list[Picker], stdin: Input, stdout: Output, *, asker: str | None = None
+) -> Application[None]:
+    """The application that asks `pickers`' questions one after another (`asker`: the
+    sub-agent asking, named above them)."""
+    asking = _Asking(pickers, asker)
     line = Buffer(multiline=False)
     typing = Condition(lambda: asking.current.typing)
     listing = ~typing
@@ -278,6 +291,8 @@ def question_app(pickers: list[Picker], stdin: Input, stdout: Output) -> Applica
 def _draw(asking: _Asking) -> StyleAndTextTuples:
     """The answered questions, then the current one with its entries."""
     shown: StyleAndTextTuples = []
+    if asking.asker is not None:
+        shown.append(("class:hint", f"Agent {asking.asker} asks:\n"))
     for picker in asking.pickers[: asking.index]:
         if isinstance(picker.outcome, Answered):
             title = picker.question.header or picker.question.question
