@@ -18,12 +18,15 @@ import pytest
 from tests.cli import DEFTLY
 from tests.cli_run.helpers import user_texts
 from tests.cli_run.test_interactive import processes_with
+from tests.cli_run.test_interactive_inbox import FileClock, clock
 from tests.conftest import subprocess_env
 from tests.mcp.conftest import wait_until
 from tests.scripted.script import Call, calls, say
 from tests.scripted.server import ModelServer
 
 pytestmark = pytest.mark.local_env
+
+__all__ = ["clock"]  # the fixture, used by name
 
 TIMEOUT = 30.0
 
@@ -149,3 +152,38 @@ def test_sigint_cancels_a_running_tool_and_exits_130_leaving_no_process(
         assert watcher.stop(signal.SIGINT) == 130
         assert wait_until(lambda: not processes_with(marker))
     assert len(server.requests) == 1  # the turn was cancelled, not continued
+
+
+CREATE = Call("CronCreate", {"cron": "* * * * *", "prompt": "check the build"})
+
+
+def test_a_cron_job_made_in_the_prompt_fires_as_a_json_turn_with_its_origin(
+    workspace: Path, watchers: Callable[..., Watcher], clock: FileClock
+) -> None:
+    script = [calls(CREATE), say("Scheduled."), say("Build is green.")]
+    with ModelServer(script) as server:
+        watcher = watchers(server, workspace, "--json", "--yes", "check the build each minute")
+        assert watcher.expect_event("turn_end")["text"] == "Scheduled."
+        clock.advance(60)
+        start = watcher.expect_event("turn_start")
+        assert start["origin"]["kind"] == "cron_job"
+        assert start["origin"]["cron"] == "* * * * *"
+        assert start["prompt"].startswith("<cron-fire") and "check the build" in start["prompt"]
+        assert watcher.expect_event("turn_end")["text"] == "Build is green."
+        assert watcher.stop(signal.SIGTERM) == 0
+    assert user_texts(server.requests[2])[-1] == start["prompt"]
+    assert "⏰" not in watcher.stderr  # with --json the origin is on the event
+
+
+def test_in_print_mode_a_fired_turn_is_announced_on_stderr_and_answers_on_stdout(
+    workspace: Path, watchers: Callable[..., Watcher], clock: FileClock
+) -> None:
+    script = [calls(CREATE), say("Scheduled."), say("Build is green.")]
+    with ModelServer(script) as server:
+        watcher = watchers(server, workspace, "--yes", "check the build each minute")
+        watcher.expect(lambda line: line == "Scheduled.")
+        clock.advance(60)
+        watcher.expect(lambda line: line == "Build is green.")
+        assert watcher.stop(signal.SIGINT) == 130
+    assert "⏰ Cron job" in watcher.stderr and "fired (* * * * *)" in watcher.stderr
+    assert user_texts(server.requests[2])[-1].startswith("<cron-fire")

@@ -4,14 +4,19 @@ reaches the real `mcp` SDK client as a log message (logger "deftly.cron")."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 import mcp.types as mt
-from mcp import Client
+from mcp import Client, StdioServerParameters
 
 from deftly.serve.server import ToolServer
 from deftly.session.inbox import InboxMessage
-from tests.mcp.conftest import eventually
+from tests.cli_run.test_interactive_inbox import FileClock, clock
+from tests.conftest import subprocess_env
+from tests.mcp.conftest import DEFTLY, eventually
+
+__all__ = ["clock"]  # the fixture, used by name
 
 FIRE = "<cron-fire id='0123abcd'>run the nightly check</cron-fire>"
 
@@ -55,3 +60,31 @@ async def test_a_server_without_an_inbox_does_not_consume_it(make_runtime: Any) 
             assert not runtime.agent.inbox.consumed
     finally:
         await server.aclose()
+
+
+async def test_deftly_serve_lists_the_cron_tools_and_a_fire_reaches_the_client(
+    workspace: Path, clock: FileClock
+) -> None:
+    logged: list[mt.LoggingMessageNotificationParams] = []
+    arrived = asyncio.Event()
+
+    async def on_log(params: mt.LoggingMessageNotificationParams) -> None:
+        if params.logger == "deftly.cron":
+            logged.append(params)
+            arrived.set()
+
+    params = StdioServerParameters(
+        command=DEFTLY, args=["serve", "-w", str(workspace), "--mode", "auto"], env=subprocess_env()
+    )
+    async with Client(params, mode="legacy", logging_callback=on_log) as client:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+        assert {"CronCreate", "CronList", "CronDelete"} <= names
+        created = await client.call_tool(
+            "CronCreate", {"cron": "* * * * *", "prompt": "look at the queue"}
+        )
+        assert not created.is_error, created
+        clock.advance(60)
+        await asyncio.wait_for(arrived.wait(), 30)
+    [message] = logged
+    assert message.level == "info"
+    assert str(message.data).startswith("<cron-fire") and "look at the queue" in str(message.data)
