@@ -73,8 +73,9 @@ _STYLE = Style.from_dict(
 
 class TerminalAnswerer:
     """The `Answerer` of `deftly run` at a terminal: arrow keys over each question's
-    options, on `output` (stdout) and `input` (stdin) by default. With a `renderer`, the
-    session's output waits while a question is asked; `console` gets a line per answer."""
+    options, read from `stdin` and drawn on `stdout` (the process's, by default). With a
+    `renderer`, the session's output waits while a question is asked; `console` gets a
+    line per answer."""
 
     def __init__(
         self,
@@ -102,26 +103,27 @@ class TerminalAnswerer:
 
     async def answer(self, request: QuestionRequest) -> Answers | None:
         """Ask each question in turn; the answers, or None when the person dismissed them
-        (Esc, Ctrl-C, end of input)."""
+        (Esc, Ctrl-C, end of input). What was answered stays on screen as one line each,
+        before the output held back meanwhile."""
+        pickers = [Picker(question) for question in request.questions]
+        if not pickers:
+            return None
         async with self._lock:  # one request at a time
             with self._held():
-                pickers = [Picker(question) for question in request.questions]
-                if not pickers:
-                    return None
                 try:
                     finished = await self._run(pickers, _asker(request))
                 except asyncio.CancelledError:
                     self.console.print(f"[yellow]{WITHDRAWN_LINE}[/yellow]", highlight=False)
                     raise
-            if not finished:
-                self.console.print(f"[yellow]{DISMISSED_LINE}[/yellow]", highlight=False)
-                return None
-            answers: dict[str, str] = {}
-            for picker in pickers:
-                assert isinstance(picker.outcome, Answered)
-                answers[picker.question.question] = picker.outcome.text
-                self.console.print(_answer_line(picker), highlight=False)
-            return answers
+                if not finished:
+                    self.console.print(f"[yellow]{DISMISSED_LINE}[/yellow]", highlight=False)
+                    return None
+                answers: dict[str, str] = {}
+                for picker in pickers:
+                    assert isinstance(picker.outcome, Answered)
+                    answers[picker.question.question] = picker.outcome.text
+                    self.console.print(_answer_line(picker), highlight=False)
+                return answers
 
     @contextlib.contextmanager
     def _held(self) -> Iterator[None]:
