@@ -4,6 +4,7 @@ plus the failures every provider must report clearly."""
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any
 
 from tests.web.server import Handler, Route, WebServer
@@ -103,6 +104,7 @@ PATHS = {
 
 
 def _slow(h: Handler) -> None:
+    h.server.finished.setdefault("/slow started", threading.Event()).set()
     h.server.released.wait(60)
     h.reply(200, b"{}", "application/json")
 

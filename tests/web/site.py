@@ -92,6 +92,7 @@ def _redirect(location: str, status: int = 302) -> Route:
 
 def _slow(h: Handler) -> None:
     """Headers at once, then nothing until the server closes."""
+    h.server.finished.setdefault("/slow started", threading.Event()).set()
     h.send_response(200)
     h.send_header("Content-Type", "text/plain")
     h.send_header("Content-Length", "100")

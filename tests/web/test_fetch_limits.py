@@ -4,8 +4,10 @@ a private address), the guard on every hop, the pinned connection, the time limi
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import ssl
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +15,8 @@ from typing import Any
 import pytest
 
 from deftly.contract.errors import ConfigError
+from deftly.contract.tool import CancelToken
+from deftly.execution.calls import ToolCall
 from tests.web.conftest import FakeDns
 from tests.web.server import WebServer
 from tests.web.site import HUGE, PLAIN, site_routes
@@ -210,3 +214,18 @@ async def test_an_unusable_certificate_file_is_a_clear_error(
     result = await fetch(rt, site.url("/plain"))
     assert result.is_error
     assert "([web] ca_bundle) cannot be used" in result.text
+
+
+async def test_a_cancelled_fetch_ends_at_once(web_runtime: Any, site: WebServer) -> None:
+    rt = await web_runtime({"timeout": 120})
+    started = site.finished.setdefault("/slow started", threading.Event())
+    token = CancelToken()
+    batch = asyncio.create_task(
+        rt.run_batch([ToolCall("c1", "FetchURL", {"url": site.url("/slow")})], cancel=token)
+    )
+    assert await asyncio.to_thread(started.wait, 30)  # the server has the request
+    token.cancel("stop", by_user=True)
+    [result] = await asyncio.wait_for(batch, 30)
+    assert result.is_error
+    # the tool's own words: it stopped on the token, not after the executor's grace period
+    assert result.text == f"Fetching {site.url('/slow')} was cancelled before it finished."

@@ -4,14 +4,18 @@ the citation reminder, provider errors, when the tool is absent, and a plugin pr
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from deftly.contract.tool import CancelToken
+from deftly.execution.calls import ToolCall
 from deftly.policy.approval import ApprovalRequest, ApprovalResponse
 from tests.web.search_api import PATHS, search_api
 from tests.web.server import WebServer
@@ -282,3 +286,16 @@ async def test_a_plugin_provider_comes_from_the_entry_point_group(
         assert "WebSearch" not in off.registry.names()
     finally:
         sys.modules.pop("echo_search_plugin", None)
+
+
+async def test_a_cancelled_search_ends_at_once(web_runtime: Any, api: WebServer) -> None:
+    started = api.finished.setdefault("/slow started", threading.Event())
+    rt = await searching(web_runtime, "moonshot", api.url("/slow"), timeout=120)
+    token = CancelToken()
+    batch = asyncio.create_task(
+        rt.run_batch([ToolCall("c1", "WebSearch", {"query": "fox"})], cancel=token)
+    )
+    assert await asyncio.to_thread(started.wait, 30)
+    token.cancel("stop", by_user=True)
+    [result] = await asyncio.wait_for(batch, 30)
+    assert (result.is_error, result.text) == (True, "The search was cancelled before it finished.")

@@ -15,6 +15,7 @@ from deftly.contract.display import UrlFetchDisplay
 from deftly.contract.result import TextPart, ToolResult
 from deftly.contract.tool import Tool, ToolContext, ToolExecution, ToolTraits
 from deftly.execution.result_builder import ResultBuilder
+from deftly.features.web.cancel import until_cancelled
 from deftly.features.web.config import WebConfig
 from deftly.features.web.content import Document, Picture, Unreadable, read_body
 from deftly.features.web.domains import domain_rule, url_rule_matcher
@@ -89,7 +90,7 @@ class FetchURLTool(Tool[FetchURLParams]):
         url = parsed.url
 
         async def execute(ctx: ToolContext) -> ToolResult:
-            return await self._fetch(url, args)
+            return await until_cancelled(self._fetch(url, args), ctx.cancel, f"Fetching {url}")
 
         return ToolExecution(
             accesses=Accesses.none(),

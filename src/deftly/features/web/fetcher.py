@@ -29,6 +29,9 @@ from deftly.features.web.guard import AddressGuard, FetchRefused, Target, url_ho
 if TYPE_CHECKING:
     import httpx
 
+HTTPX_GRACE = 5.0
+"""httpx's own timeouts are this much longer than `[web] timeout`, so the one deadline
+for the whole fetch is what ends a slow one (and what the model is told)."""
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
 ACCEPT = (
     "text/html;q=1.0, text/markdown;q=0.95, text/plain;q=0.9, application/json;q=0.9, "
@@ -103,7 +106,7 @@ class Fetcher:
                 verify=verify,
                 follow_redirects=False,
                 trust_env=False,
-                timeout=httpx.Timeout(self.config.timeout),
+                timeout=httpx.Timeout(self.config.timeout + HTTPX_GRACE),
                 limits=httpx.Limits(max_keepalive_connections=0),
             )
         return self._client

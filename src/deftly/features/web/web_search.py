@@ -15,6 +15,7 @@ from deftly.contract.display import SearchDisplay
 from deftly.contract.result import ToolResult
 from deftly.contract.tool import Tool, ToolContext, ToolExecution, ToolTraits
 from deftly.execution.result_builder import ResultBuilder
+from deftly.features.web.cancel import until_cancelled
 from deftly.features.web.config import SearchConfig
 from deftly.features.web.search_providers import SearchError, SearchResult, WebSearchProvider
 from deftly.policy.rules import glob_rule_matcher, literal_rule
@@ -88,7 +89,7 @@ class WebSearchTool(Tool[WebSearchParams]):
         )
 
         async def execute(ctx: ToolContext) -> ToolResult:
-            return await self._search(query, limit)
+            return await until_cancelled(self._search(query, limit), ctx.cancel, "The search")
 
         return ToolExecution(
             accesses=Accesses.none(),
