@@ -55,9 +55,12 @@ async def web_runtime(make_runtime: Any) -> AsyncIterator[Callable[..., Any]]:
         table = {"allow_hosts": ["127.0.0.1"], **(web or {})}
         feature = WebFeature(resolver=dns or FakeDns(), environ=environ or {})
         config = {**kwargs.pop("config", {}), "web": table}
-        runtime: Runtime = await make_runtime(
-            features=[*BUILTIN_FEATURES, feature], config=config, **kwargs
-        )
+        runtime: Runtime = await make_runtime(features=with_web(feature), config=config, **kwargs)
         return runtime
 
     yield make
+
+
+def with_web(feature: WebFeature) -> list[Any]:
+    """The built-in features, with `feature` in place of the built-in web feature."""
+    return [feature if isinstance(f, WebFeature) else f for f in BUILTIN_FEATURES]

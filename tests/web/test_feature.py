@@ -13,7 +13,6 @@ from deftly.contract.traits import ToolTraits
 from deftly.env.base import FS, PROCESS, PROCESS_TREE
 from deftly.env.local import LocalEnv
 from deftly.features import BUILTIN_FEATURES
-from deftly.features.web.feature import FEATURE as WEB
 from tests.agent.loop.helpers import content_text, openai_provider, run_turn, tool_messages
 from tests.scripted.script import Call, calls, say
 from tests.scripted.server import ModelServer
@@ -45,7 +44,7 @@ async def test_without_the_network_capability_the_web_tools_are_absent(
 ) -> None:
     runtime = await make_runtime(
         env=OfflineEnv(),
-        features=[*BUILTIN_FEATURES, WEB],
+        features=BUILTIN_FEATURES,
         config={"web": {"search": {"provider": "moonshot", "base_url": "http://127.0.0.1:9"}}},
     )
     names = set(runtime.registry.names())
@@ -59,7 +58,7 @@ async def test_an_untrusted_workspace_cannot_open_private_addresses(
     root = tmp_path / "ws"  # on this machine, in either test run
     (root / ".deftly").mkdir(parents=True, exist_ok=True)
     (root / ".deftly" / "config.toml").write_text('[web]\nallow_hosts = ["127.0.0.1"]\n')
-    made = {"features": [*BUILTIN_FEATURES, WEB], "config": None, "root": root}
+    made = {"features": BUILTIN_FEATURES, "config": None, "root": root}
     untrusted = await make_runtime(env=LocalEnv(), trust=False, **made)
     refused = await untrusted.call("FetchURL", {"url": site.url("/plain")})
     assert refused.is_error and "private, local or reserved" in refused.text

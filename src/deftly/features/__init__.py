@@ -19,6 +19,7 @@ from deftly.features.plan.feature import FEATURE as PLAN
 from deftly.features.shell.feature import FEATURE as SHELL
 from deftly.features.skills.feature import FEATURE as SKILLS
 from deftly.features.todo.feature import FEATURE as TODO
+from deftly.features.web.feature import FEATURE as WEB
 from deftly.registry.contribution import ToolContribution
 
 BUILTIN_FEATURES: tuple[Feature, ...] = (
@@ -31,6 +32,7 @@ BUILTIN_FEATURES: tuple[Feature, ...] = (
     NOTIFY,
     ASK,
     CRON,
+    WEB,
     MCP,
     DISCLOSURE,
 )
