@@ -16,6 +16,7 @@ import pytest
 
 from deftly import Runtime
 from deftly.config import parse_config
+from deftly.features import builtin_tables
 from tests.conftest import subprocess_env
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
@@ -27,7 +28,7 @@ def blocks(language: str) -> list[str]:
 
 def test_the_configuration_example_is_valid() -> None:
     [config] = [b for b in blocks("toml") if "[permissions]" in b]
-    parse_config(tomllib.loads(config), "the README")
+    parse_config(tomllib.loads(config), "the README", builtin_tables())
     [hooks] = [b for b in blocks("toml") if "[[hooks.PreToolUse]]" in b]
     parse_config(tomllib.loads(hooks), "the README")
 

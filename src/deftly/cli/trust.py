@@ -16,9 +16,9 @@ import typer
 from rich.markup import escape
 
 from deftly.cli.common import JsonOpt, err, fail, out
-from deftly.cli.trust_question import builtin_tables
 from deftly.config.trust import TrustStore, pending_settings, real_folder
 from deftly.contract.errors import DeftlyError
+from deftly.features import builtin_tables
 from deftly.session import data_home
 
 

@@ -14,17 +14,11 @@ from typing import TextIO
 from rich.console import Console
 from rich.markup import escape
 
-from deftly.config.loader import FeatureTables
 from deftly.config.trust import TrustStore, pending_settings
-from deftly.features import BUILTIN_FEATURES
+from deftly.features import builtin_tables
 from deftly.session import data_home
 
 _YES = {"y", "yes"}
-
-
-def builtin_tables() -> FeatureTables:
-    """The config tables of the built-in features (`[cron]`, `[web]`...)."""
-    return {name: model for f in BUILTIN_FEATURES for name, model in f.config_tables.items()}
 
 
 def ask_to_trust(workspace: Path, console: Console, stream: TextIO) -> bool:

@@ -7,7 +7,8 @@ is, and what it is given, is in `deftly.features.api`.
 
 from __future__ import annotations
 
-from deftly.features.api import Feature, feature_contributions
+from deftly.config.base import Section
+from deftly.features.api import Feature, feature_contributions, feature_tables
 from deftly.features.ask.feature import FEATURE as ASK
 from deftly.features.cron.feature import FEATURE as CRON
 from deftly.features.disclosure.feature import FEATURE as DISCLOSURE
@@ -44,4 +45,9 @@ def builtin_contributions() -> list[ToolContribution]:
     return feature_contributions(BUILTIN_FEATURES)
 
 
-__all__ = ["BUILTIN_FEATURES", "Feature", "builtin_contributions"]
+def builtin_tables() -> dict[str, type[Section]]:
+    """The config tables of the built-in features (`[cron]`, `[web]`...)."""
+    return feature_tables(BUILTIN_FEATURES)
+
+
+__all__ = ["BUILTIN_FEATURES", "Feature", "builtin_contributions", "builtin_tables"]

@@ -216,6 +216,11 @@ class Feature:
         """Provide one agent's services, hooks and guards (default: nothing)."""
 
 
+def feature_tables(features: Collection[Feature]) -> dict[str, type[Section]]:
+    """Every config table of `features` (table name -> its model), for the loader."""
+    return {name: model for feature in features for name, model in feature.config_tables.items()}
+
+
 def feature_contributions(features: Collection[Feature]) -> list[ToolContribution]:
     """Every tool of `features`, in their order."""
     return [contribution for feature in features for contribution in feature.contributions]

@@ -40,7 +40,7 @@ from deftly.execution.events import EventListener
 from deftly.execution.hooks import AfterHook, BeforeHook, HookChain
 from deftly.execution.probe import check_rules
 from deftly.features import BUILTIN_FEATURES
-from deftly.features.api import Closer, Feature
+from deftly.features.api import Closer, Feature, feature_tables
 from deftly.features.disclosure.disclosure import DeferredTools, ModelTools
 from deftly.features.skills.service import SkillService
 from deftly.policy.approval import Approver, NonInteractiveApprover
@@ -103,7 +103,7 @@ class Runtime:
         self._diagnostics: list[Diagnostic] = []
         trusted, trust_problem = _decide_trust(trust, workspace_path, self._home)
         self._features = tuple(BUILTIN_FEATURES if features is None else features)
-        tables = {name: model for f in self._features for name, model in f.config_tables.items()}
+        tables = feature_tables(self._features)
         loaded = _load_config(config, workspace_path, trusted, tables)
         chosen = (
             parse_mode(mode, "Runtime(mode=...)")
