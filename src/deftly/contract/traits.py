@@ -66,6 +66,12 @@ class ToolTraits:
     """It schedules prompts into the agent's inbox, or manages them (the cron tools). It is
     offered only while something consumes the inbox (an interactive `deftly run`, `--watch`,
     `deftly serve`, `Agent.watch()`): elsewhere nothing would ever run them."""
+    delegates: bool = False
+    """It hands work to sub-agents (Agent, AgentSwarm). It is offered only while a backend
+    can run them (an agent loop installed one on the agent's `SubagentDesk`)."""
+    alone_in_reply: bool = False
+    """It must be the only call of its model reply (AgentSwarm): it waits until the reply is
+    complete, and is refused, saying why, when the reply holds other calls too."""
     discloses_tools: bool = False
     """It is about the tool list itself (select_tools loads deferred tools). `deftly
     serve` does not list it: MCP clients do their own disclosure."""

@@ -45,6 +45,7 @@ from deftly.session.inbox import Inbox
 from deftly.session.injections import Injections
 from deftly.session.questions import QuestionDesk
 from deftly.session.store import StateStore
+from deftly.session.subagents import SubagentDesk
 from deftly.session.turns import LoopHooks
 
 log = logging.getLogger(__name__)
@@ -165,6 +166,8 @@ class AgentContext:
     """Who answers this agent's questions for the person (maybe nobody)."""
     offer: ToolOffer = NOTHING_OFFERED
     """The tools this agent's model is offered now."""
+    subagents: SubagentDesk = field(default_factory=SubagentDesk)
+    """This agent's sub-agent profiles and the backend that runs them (maybe none)."""
 
     @property
     def agent_id(self) -> str:

@@ -39,6 +39,7 @@ from deftly.runtime.session_runtime import SessionRuntime
 from deftly.session.inbox import Inbox
 from deftly.session.injections import Injections
 from deftly.session.questions import QuestionDesk
+from deftly.session.subagents import SubagentDesk
 from deftly.session.turns import LoopHooks
 
 log = logging.getLogger(__name__)
@@ -49,6 +50,10 @@ SwitchedOn = Callable[[str, Source], bool]
 NOBODY_ANSWERS = (
     'Tool "{name}" is not available: nobody can answer questions here ({why}). Decide '
     "yourself, say in your reply what you assumed, or ask in your reply."
+)
+NO_SUBAGENTS = (
+    'Tool "{name}" is not available: sub-agents run only where an agent loop drives this '
+    "agent (`deftly run`, `deftly.Agent` in Python). Do the work yourself."
 )
 NOTHING_CONSUMES = (
     'Tool "{name}" is not available: nothing here runs the prompts it schedules (they run '
@@ -99,6 +104,9 @@ class AgentRuntime:
         """Who answers this agent's questions (shared with its children)."""
         self.inbox = Inbox()
         """Prompts that arrive on their own (cron), run when the agent is idle."""
+        self.subagents = SubagentDesk()
+        """This agent's profiles for sub-agents and the backend that runs them (set by an
+        agent loop)."""
         self.offer = ToolOffer(self.offered)
         self.loop_hooks = LoopHooks()
         """What an agent loop asks (budgets) and tells (turns) this agent's features."""
@@ -141,7 +149,7 @@ class AgentRuntime:
     def unavailable(self, entry: RegisteredTool) -> str | None:
         """Why a switched-on tool cannot be used now, by its traits (None: it can): one that
         asks the person needs someone to answer and not auto mode; one that fills the inbox
-        needs something consuming it."""
+        needs something consuming it; one that delegates needs a sub-agent backend."""
         traits = traits_of(entry.tool)
         if traits is None:
             return None
@@ -152,6 +160,8 @@ class AgentRuntime:
                 return NOBODY_ANSWERS.format(name=entry.name, why="auto mode asks no one")
         if traits.uses_inbox and not self.inbox.consumed:
             return NOTHING_CONSUMES.format(name=entry.name)
+        if traits.delegates and not self.subagents.available:
+            return NO_SUBAGENTS.format(name=entry.name)
         return None
 
     def offered(self) -> list[RegisteredTool]:
@@ -191,6 +201,7 @@ class AgentRuntime:
         self.services.provide(self.loop_hooks)
         self.services.provide(self.questions)
         self.services.provide(self.inbox)
+        self.services.provide(self.subagents)
         self.services.provide(self.offer)
         ctx = AgentContext(
             session=session,
@@ -207,6 +218,7 @@ class AgentRuntime:
             loop=self.loop_hooks,
             inbox=self.inbox,
             questions=self.questions,
+            subagents=self.subagents,
             offer=self.offer,
         )
         self._started = True
