@@ -2,9 +2,10 @@
 each, grouped in turns, and what the request after each move must carry.
 
 A move is a tool call (its id is the move's name, so the result is found by id in the next
-request) or a turn's closing text. A call may be a function of the request body, for a call
-that needs what an earlier result said (the id of a cron job it made). `told` is what the
-tool message answering the call must contain; `exact` and `pattern` pin it whole.
+request; `then`: a second call in the same reply) or a turn's closing text. A call may be a
+function of the request body, for a call that needs what an earlier result said (the id of
+a cron job it made). `told` is what the tool message answering the call must contain;
+`exact` and `pattern` pin it whole.
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ class Move:
     exact: str | None = None
     pattern: str | None = None
     error: bool = False
+    then: Call | None = None
+    """A second call in the same reply, after `call` (its id: the name + `-then`): what a
+    call that ends the batch cuts off."""
 
     def reply(self, body: dict[str, Any]) -> Reply:
         """What the model answers to the request `body`."""
@@ -44,7 +48,10 @@ class Move:
             assert self.text is not None, self.name
             return say(self.text)
         call = self.call(body) if callable(self.call) else self.call
-        return calls(dataclasses.replace(call, id=self.name))
+        made = [dataclasses.replace(call, id=self.name)]
+        if self.then is not None:
+            made.append(dataclasses.replace(self.then, id=f"{self.name}-then"))
+        return calls(*made)
 
 
 @dataclass(frozen=True)

@@ -278,6 +278,7 @@ TURNS = [
                     "Goal budget set: 2 turns.",
                     "already reached this budget and will stop now; it is blocked.",
                 ),
+                then=Call("NotifyUser", {"message": "never sent"}),
             ),
         ],
         end="stop_turn",
@@ -396,6 +397,19 @@ def test_the_next_request_carries_the_result(watched: WatchedRun, move: Move) ->
         assert part in text
 
 
+THEN = [move for move in CALLS if move.then is not None]
+
+
+@pytest.mark.parametrize("move", THEN, ids=[move.name for move in THEN])
+def test_a_call_that_ends_the_batch_cuts_off_the_calls_after_it(
+    watched: WatchedRun, move: Move
+) -> None:
+    assert move.call is not None and not callable(move.call)
+    text, error = tool_result(watched.after(move.name), f"{move.name}-then")
+    assert error
+    assert text.startswith(f'Skipped: the earlier call to "{move.call.name}" ended this batch')
+
+
 @pytest.mark.parametrize("turn", TURNS, ids=[turn.name for turn in TURNS])
 def test_each_turn_ends_as_the_loop_ends_it(watched: WatchedRun, turn: Turn) -> None:
     ends = [event for event in watched.events if event["type"] == "turn_end"]
@@ -468,6 +482,7 @@ def test_the_stale_list_reminder_comes_ten_steps_after_the_last_write_and_every_
 
 def test_notify_user_s_message_is_a_notice_event(watched: WatchedRun) -> None:
     notices = [e for e in watched.events if e["type"] == "notice" and e["kind"] == "notify"]
+    # and only it: the NotifyUser a batch-ending call cut off was never sent
     assert [n["text"] for n in notices] == ["Cases: Half the cases are through."]
 
 
