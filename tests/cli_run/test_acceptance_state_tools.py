@@ -335,6 +335,8 @@ def turn_openings() -> list[tuple[Turn, int]]:
 
 @dataclass(frozen=True)
 class WatchedRun:
+    """What the watched run left: the model's requests, the --json events, the exit."""
+
     requests: list[dict[str, Any]]
     events: list[dict[str, Any]]
     status: int
