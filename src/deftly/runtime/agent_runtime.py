@@ -24,6 +24,7 @@ from deftly.execution.calls import CallResult, ToolCall
 from deftly.execution.executor import Executor
 from deftly.execution.external_hooks import CommandHook, ExternalHooks
 from deftly.execution.hooks import AfterHook, BeforeHook, HookChain
+from deftly.execution.notices import TASK_FINISHED_KIND
 from deftly.execution.permission_gate import PermissionGate
 from deftly.execution.spill import Spiller
 from deftly.features.api import AgentContext, Closer, Closers, Feature
@@ -37,9 +38,10 @@ from deftly.registry.registry import RegisteredTool, Source, ToolRegistry
 from deftly.registry.services import Services
 from deftly.runtime.session_runtime import SessionRuntime
 from deftly.session.inbox import Inbox
-from deftly.session.injections import Injections
+from deftly.session.injections import Injection, Injections
 from deftly.session.questions import QuestionDesk
 from deftly.session.subagents import SubagentDesk
+from deftly.session.tasks import TaskBoard
 from deftly.session.turns import LoopHooks
 
 log = logging.getLogger(__name__)
@@ -222,9 +224,23 @@ class AgentRuntime:
             offer=self.offer,
         )
         self._started = True
+        self._hear_task_endings()
         for feature in features:
             await feature.start_agent(ctx)
         self._activate(contributions)
+
+    def _hear_task_endings(self) -> None:
+        """The endings of the background tasks this agent started (any kind) are a
+        "task_finished" injection source of its channel, each told once."""
+        board = self.services.find(TaskBoard)
+        if board is None:
+            return
+        agent_id = self.agent_id
+
+        def ended() -> list[Injection]:
+            return [Injection(TASK_FINISHED_KIND, n.message) for n in board.take_notices(agent_id)]
+
+        self._closers.add_sync(self.injections.add_source(ended, TASK_FINISHED_KIND))
 
     async def close(self) -> None:
         """Close the children, then undo this agent's steps, newest first."""

@@ -29,6 +29,7 @@ from deftly.registry.registry import ToolRegistry
 from deftly.registry.services import Services
 from deftly.runtime.approvals import keep_session_approvals
 from deftly.session import Session, StateStore, prune_sessions, session_dir
+from deftly.session.tasks import TaskBoard, TaskEnded
 
 log = logging.getLogger(__name__)
 
@@ -134,6 +135,7 @@ class SessionRuntime:
         # Scratch files of atomic writes killed half-way (by any earlier process) go now.
         await asyncio.to_thread(self.env.keep_scratch_journal, self.home / "scratch")
         self._provide_base_services()
+        self._provide_task_board()
         ctx = SessionContext(
             config=self.config,
             env=self.env,
@@ -180,6 +182,17 @@ class SessionRuntime:
             self.services.provide(instance)
         self.services.provide(self.env, ExecEnv)
         self.services.provide(self.permissions.control)  # Bash finds commands naming them
+
+    def _provide_task_board(self) -> None:
+        """The session's background tasks of every kind; each ending is also an event."""
+        board = TaskBoard()
+
+        def announce(notice: TaskEnded) -> None:
+            self.events.emit(RuntimeNotice("task_finished", notice.message, notice))
+
+        board.listen(announce)
+        self.services.provide(board)
+        self._closers.add_sync(board.close)
 
     async def _hold_session(self) -> None:
         """Open (or resume) the session, claiming its directory so no other runtime prunes
