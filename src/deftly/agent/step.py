@@ -228,6 +228,10 @@ class Step:
     async def _results(self) -> list[Message]:
         if self._batch is None:
             return []
+        # The reply is complete: a call that must be alone in it is judged now, counting
+        # the identical calls that share an earlier one's result.
+        shared = [p.call for p in self._pending if not p.first]
+        self._batch.seal([ToolCall(c.id, c.name, c.arguments) for c in shared])
         await self._batch.results()
         messages: list[Message] = []
         moved: list[Message] = []

@@ -37,6 +37,7 @@ from deftly.contract.errors import InvalidArguments, ToolError
 from deftly.contract.identity import Identity
 from deftly.contract.result import ToolResult
 from deftly.contract.tool import CancelToken, ToolContext, ToolExecution, ToolUpdate
+from deftly.execution.alone import alone_refusal, must_be_alone
 from deftly.execution.calls import (
     ArgumentsParseError,
     ArgumentsTooDeep,
@@ -457,6 +458,11 @@ class Batch:
     calls strictly in arrival order (resolve, before-hooks, approvals, announcement) and
     hands each to the batch's scheduler as soon as it is prepared, so a call starts while
     later ones are still arriving, and never overtakes an earlier call it conflicts with.
+
+    A call whose tool must be alone in its reply (trait `alone_in_reply`) is held, before
+    it is prepared, until the batch is sealed (`seal()`, or `results()`): only then is it
+    known whether the reply holds other calls, in which case it is refused (`alone.py`).
+    The calls after it wait for it in the preparing order, as for any call.
     """
 
     def __init__(self, executor: Executor, cancel: CancelToken, identity: Identity) -> None:
@@ -470,6 +476,8 @@ class Batch:
         self._running: set[_Slot] = set()
         self._stopped_by: str | None = None
         self._closed = False
+        self._sealed = asyncio.Event()
+        self._shared: list[ToolCall] = []
         executor.events.emit(BatchStarted(identity))
         self._worker = asyncio.ensure_future(self._prepare_in_order())
         self._watcher = asyncio.ensure_future(executor._watch(cancel, self._running))
@@ -491,10 +499,21 @@ class Batch:
         self._queue.put_nowait(slot)
         return result
 
-    async def results(self) -> list[CallResult]:
-        """Close the batch and wait for every call; results in the order added."""
+    def seal(self, shared: Sequence[ToolCall] = ()) -> None:
+        """Say the reply is complete: every call of it was added. `shared` are calls of
+        the same reply the caller answers without adding them (an identical call sharing
+        an earlier one's result); they count as calls of the reply all the same. No call
+        may be added after this; `results()` seals the batch if this was not called."""
+        if self._sealed.is_set():
+            return
         self._closed = True
+        self._shared = list(shared)
+        self._sealed.set()
         self._queue.put_nowait(None)
+
+    async def results(self) -> list[CallResult]:
+        """Seal the batch and wait for every call; results in the order added."""
+        self.seal()
         try:
             await self._worker
             return list(await asyncio.gather(*self._results))
@@ -522,6 +541,11 @@ class Batch:
                 ),
                 Outcome.SKIPPED,
             )
+        if slot.settled is None and slot.entry is not None and must_be_alone(slot.entry.tool):
+            await self._until_sealed()
+            refusal = None if cancel.cancelled else alone_refusal(slot.name, self._reply_names())
+            if refusal is not None:
+                slot.settled = (ToolResult.error(refusal), Outcome.VETOED)
         if slot.settled is None and cancel.cancelled:
             slot.settled = (ToolResult.error(cancelled_text(slot.name, cancel)), Outcome.CANCELLED)
         if slot.settled is None:
@@ -542,6 +566,24 @@ class Batch:
             slot.execution.accesses,
             functools.partial(executor._execute_and_finalize, slot, cancel, self._running),
         )
+
+    async def _until_sealed(self) -> None:
+        """Return once every call of the reply is in (or the batch is cancelled)."""
+        if self._sealed.is_set() or self.cancel.cancelled:
+            return
+        waits = {
+            asyncio.ensure_future(self._sealed.wait()),
+            asyncio.ensure_future(self.cancel.wait()),
+        }
+        try:
+            await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for wait in waits:
+                wait.cancel()
+
+    def _reply_names(self) -> list[str]:
+        """The names of every call of the reply: the batch's and those shared."""
+        return [call.name for call in (*self._calls, *self._shared)]
 
 
 def _chain(source: asyncio.Future[CallResult], target: asyncio.Future[CallResult] | None) -> None:
