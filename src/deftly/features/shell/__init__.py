@@ -11,9 +11,10 @@ from deftly.features.shell.bash import BashTool
 from deftly.features.shell.task_list import TaskListTool
 from deftly.features.shell.task_output import TaskOutputTool
 from deftly.features.shell.task_stop import TaskStopTool
-from deftly.features.shell.tasks import BackgroundTasks, ShellTask, TaskNotice, TaskStatus
+from deftly.features.shell.tasks import BackgroundTasks, ShellTask, TaskNotice
 from deftly.features.shell.wait_for import WaitForTool
 from deftly.registry.contribution import ToolContribution
+from deftly.session.tasks import TaskStatus
 
 CONTRIBUTIONS: list[ToolContribution] = [
     ToolContribution.of(BashTool, requires={PROCESS}),

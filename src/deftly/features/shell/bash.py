@@ -37,13 +37,13 @@ from deftly.features.shell.tasks import (
     BackgroundTasks,
     ShellTask,
     TaskError,
-    TaskStatus,
     signal_name,
 )
 from deftly.policy.control import ControlFiles
 from deftly.policy.paths import Workspace
 from deftly.policy.rules import literal_rule
 from deftly.registry.registry import ToolRegistry
+from deftly.session.tasks import TaskStatus
 
 LINE_CHARS = 2_000
 FOOTER_CHARS = 1_500

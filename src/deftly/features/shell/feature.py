@@ -2,9 +2,10 @@
 
 Session step: one `BackgroundTasks` manager for the session (every agent's tasks), its
 logs in the session directory (readable by the file tools), every task stopped on close.
-Agent step: the endings of the tasks an agent started are an injection source of that
-agent's channel ("task_finished"):
-without an agent loop they ride on the next result's note, as before.
+Background commands are posted on the session's `TaskBoard`, whose endings the runtime
+gives each agent as "task_finished" injections (any kind of task); the task tools read
+the board, so they list, read, stop and wait for sub-agents and questions too. Without
+an agent loop the endings ride on the next result's note, as before.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from deftly.features.shell import CONTRIBUTIONS
 from deftly.features.shell.tasks import BackgroundTasks
 from deftly.registry.contribution import ToolContribution
 from deftly.session.injections import Injection
+from deftly.session.tasks import TaskBoard
 
 
 class ShellFeature(Feature):
@@ -33,6 +35,7 @@ class ShellFeature(Feature):
             workspace=ctx.workspace,
             events=ctx.events,
             background=ctx.options.background,
+            board=ctx.services.find(TaskBoard),
         )
         ctx.diagnostics.extend(await tasks.check())
         ctx.workspace.add_directory(tasks.log_dir)
@@ -41,8 +44,8 @@ class ShellFeature(Feature):
 
     async def start_agent(self, ctx: AgentContext) -> None:
         tasks = ctx.services.find(BackgroundTasks)
-        if tasks is None:
-            return
+        if tasks is None or not tasks.own_board:
+            return  # the session's board: the runtime tells each agent of its endings
 
         agent_id = ctx.agent_id
 

@@ -1,4 +1,5 @@
-"""TaskList: the background tasks of this session, and those that ended unannounced."""
+"""TaskList: the background tasks of this session (every kind: commands, sub-agents,
+questions), and those that ended unannounced."""
 
 from __future__ import annotations
 
@@ -49,9 +50,10 @@ class TaskListTool(Tool[TaskListParams]):
 
     def _list(self, ctx: ToolContext, active_only: bool) -> ToolResult:
         now = time.monotonic()
-        shown = self.tasks.entries(active_only=active_only)
+        board = self.tasks.board
+        shown = board.entries(active_only=active_only)
         unannounced = [
-            t for t in self.tasks.entries() if not t.running and not t.reported and t not in shown
+            t for t in board.entries() if not t.running and not t.reported and t not in shown
         ]
         running = sum(1 for t in shown if t.running)
         if shown:
@@ -69,5 +71,5 @@ class TaskListTool(Tool[TaskListParams]):
                 "[ended since you last heard: you will not be notified about these again]\n"
                 + records
             )
-        self.tasks.mark_reported([*shown, *unannounced])
+        board.mark_reported([*shown, *unannounced])
         return ToolResult.ok("\n\n".join(sections))

@@ -11,9 +11,10 @@ from deftly.contract.display import TaskDisplay
 from deftly.contract.result import ToolResult
 from deftly.contract.tool import Tool, ToolContext, ToolExecution, ToolTraits
 from deftly.features.shell.format import format_duration
-from deftly.features.shell.tasks import BackgroundTasks, ShellTask
+from deftly.features.shell.tasks import BackgroundTasks
 from deftly.features.shell.views import render_task
 from deftly.policy.rules import glob_rule_matcher
+from deftly.session.tasks import BackgroundTask
 
 MAX_WAIT = 600
 
@@ -37,7 +38,7 @@ class TaskOutputParams(BaseModel):
 
 def unknown_task(tasks: BackgroundTasks, task_id: str) -> ToolResult:
     """The error for a task id that is not a background task of this session."""
-    known = ", ".join(t.id for t in tasks.entries()[-10:])
+    known = ", ".join(t.id for t in tasks.board.entries()[-10:])
     hint = f" Known tasks: {known}." if known else " There are no background tasks in this session."
     return ToolResult.error(
         f'No background task has the id "{task_id}".{hint} TaskList shows the ids.'
@@ -60,7 +61,7 @@ class TaskOutputTool(Tool[TaskOutputParams]):
         return {"PREVIEW_KIB": self.config.preview_bytes // 1024}
 
     def resolve(self, args: TaskOutputParams) -> ToolExecution | ToolResult:
-        task = self.tasks.get(args.task_id)
+        task = self.tasks.board.get(args.task_id)
         if task is None:
             return unknown_task(self.tasks, args.task_id)
         return ToolExecution(
@@ -72,20 +73,22 @@ class TaskOutputTool(Tool[TaskOutputParams]):
                 task_id=task.id,
                 status=task.status.value,
                 description=task.description,
-                task_kind="bash",
+                task_kind=task.kind,
             ),
             description=f"Reading output of task {task.id}",
         )
 
-    async def _read(self, ctx: ToolContext, task: ShellTask, args: TaskOutputParams) -> ToolResult:
+    async def _read(
+        self, ctx: ToolContext, task: BackgroundTask, args: TaskOutputParams
+    ) -> ToolResult:
         note = ""
         if args.block and task.running:
-            await self.tasks.wait_any([task], args.timeout, ctx.cancel)
+            await self.tasks.board.wait_any([task], args.timeout, ctx.cancel)
             if task.running:
                 note = (
                     f"\n\nwait: still running after {format_duration(args.timeout)} (not an "
                     "error). Carry on with other work; you will be notified when it ends."
                 )
         text = render_task(task, preview_bytes=self.config.preview_bytes)
-        self.tasks.mark_reported([task])
+        self.tasks.board.mark_reported([task])
         return ToolResult.ok(text + note)

@@ -10,9 +10,10 @@ from deftly.contract.display import TaskStopDisplay
 from deftly.contract.result import ToolResult
 from deftly.contract.tool import Tool, ToolContext, ToolExecution, ToolTraits
 from deftly.features.shell.task_output import unknown_task
-from deftly.features.shell.tasks import BackgroundTasks, ShellTask, TaskStatus
+from deftly.features.shell.tasks import BackgroundTasks
 from deftly.features.shell.views import render_task
 from deftly.policy.rules import glob_rule_matcher
+from deftly.session.tasks import BackgroundTask
 
 PREVIEW_BYTES = 2_048
 
@@ -39,7 +40,7 @@ class TaskStopTool(Tool[TaskStopParams]):
         return {"KILL_GRACE": f"{self.config.kill_grace:g}"}
 
     def resolve(self, args: TaskStopParams) -> ToolExecution | ToolResult:
-        task = self.tasks.get(args.task_id)
+        task = self.tasks.board.get(args.task_id)
         if task is None:
             return unknown_task(self.tasks, args.task_id)
         return ToolExecution(
@@ -51,13 +52,14 @@ class TaskStopTool(Tool[TaskStopParams]):
             description=f"Stopping task {task.id}",
         )
 
-    async def _stop(self, ctx: ToolContext, task: ShellTask) -> ToolResult:
+    async def _stop(self, ctx: ToolContext, task: BackgroundTask) -> ToolResult:
+        board = self.tasks.board
         if not task.running:
-            self.tasks.mark_reported([task])
+            board.mark_reported([task])
             text = render_task(task, preview_bytes=PREVIEW_BYTES)
             return ToolResult.ok(f"Task {task.id} had already ended; nothing was stopped.\n{text}")
         task.reported = True  # the answer below tells the model; no notice after it
-        await self.tasks.stop(task, TaskStatus.KILLED, "stopped by TaskStop")
-        self.tasks.mark_reported([task])
+        await task.stop("stopped by TaskStop")
+        board.mark_reported([task])
         text = render_task(task, preview_bytes=PREVIEW_BYTES)
         return ToolResult.ok(f"Stopped task {task.id}.\n{text}")

@@ -2,12 +2,13 @@
 
 One `BackgroundTasks` manager per runtime starts commands (through the `ExecEnv`), reads
 their merged output into an `OutputLog`, applies timeouts and the output limit, stops
-them (SIGTERM to the whole session, a grace period, SIGKILL), and remembers background
-tasks: ids like `bash-1a2b3c4d`, status, exit code, times, log. When a background task
-ends, a notice is queued for the model's next turn (and a `RuntimeNotice` event goes
-out); a task the model already heard about from a tool (WaitFor, TaskOutput, TaskStop,
-TaskList) is not announced again. When the runtime closes, every task still running is
-stopped, except those explicitly detached.
+them (SIGTERM to the whole session, a grace period, SIGKILL), and posts background tasks
+on the session's `TaskBoard` (`deftly.session.tasks`), beside the tasks of other kinds:
+ids like `bash-1a2b3c4d`, status, exit code, times, log. When a background task ends, the
+board keeps a notice for the model's next turn (and a `RuntimeNotice` event goes out); a
+task the model already heard about from a tool (WaitFor, TaskOutput, TaskStop, TaskList)
+is not announced again. When the runtime closes, every task still running is stopped,
+except those explicitly detached.
 
 A command that exits while processes it started in the background still run has those
 processes stopped too (they would be orphans nobody can reach); commands meant to keep
@@ -29,13 +30,10 @@ import asyncio
 import codecs
 import contextlib
 import logging
-import secrets
 import signal
-import string
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +49,7 @@ from deftly.features.shell.format import format_duration, format_size
 from deftly.features.shell.launch import ShellLauncher
 from deftly.features.shell.output import OutputLog
 from deftly.policy.paths import Workspace
+from deftly.session.tasks import OutputSnapshot, TaskBoard, TaskEnded, TaskStatus
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +58,6 @@ DRAIN_SECONDS = 0.25
 POLL_SECONDS = 0.05
 KEEP_FINISHED = 200
 MAX_ENDED_SESSIONS = 10_000
-_ID_ALPHABET = string.digits + string.ascii_lowercase
 TASK_MARK = "DEFTLY_TASK"
 """The environment variable naming the task a process belongs to (see the module doc)."""
 ADOPTED_ROUNDS = 20
@@ -73,27 +71,12 @@ ONE_SHOT_BACKGROUND = (
 Sink = Callable[[str], None]
 
 
-class TaskStatus(StrEnum):
-    """Where a task is: running, or how it ended."""
-
-    RUNNING = "running"
-    COMPLETED = "completed"
-    FAILED = "failed"
-    KILLED = "killed"
-    TIMED_OUT = "timed_out"
-
-
 class TaskError(ToolError):
     """A task could not be started; the message is written for the model (a
     `ToolError`, so one that escapes a tool becomes that error result)."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
-
-
-def new_task_id(prefix: str = "bash") -> str:
-    """A fresh task id such as "bash-1a2b3c4d"."""
-    return prefix + "-" + "".join(secrets.choice(_ID_ALPHABET) for _ in range(8))
 
 
 def _is_signal(number: int) -> bool:
@@ -113,20 +96,20 @@ def signal_name(number: int) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class TaskNotice:
-    """A background task ended and the model has not been told yet."""
+class TaskNotice(TaskEnded):
+    """A background command ended and the model has not been told yet (the board's
+    notice with what is particular to a command)."""
 
-    task_id: str
-    status: TaskStatus
     exit_code: int | None
     command: str
-    description: str
     log_path: Path | None
-    message: str
 
 
 class ShellTask:
-    """One command: its process, its output, and how it ended."""
+    """One command: its process, its output, and how it ended. A `BackgroundTask` of
+    kind "bash" (`deftly.session.tasks`) once it runs in the background."""
+
+    kind = "bash"
 
     def __init__(
         self,
@@ -138,8 +121,11 @@ class ShellTask:
         log: OutputLog,
         *,
         background: bool,
+        manager: BackgroundTasks | None = None,
     ) -> None:
         self.id = task_id
+        self.manager = manager
+        """Who started it (and stops it)."""
         self.command = command
         self.description = description
         self.cwd = cwd
@@ -228,6 +214,22 @@ class ShellTask:
             case _:
                 return f"killed ({self.reason or 'stopped'})"
 
+    def output(self, limit: int) -> OutputSnapshot:
+        """The newest output, at most `limit` bytes (the whole log is at its path)."""
+        data = self.log.tail(limit) if limit > 0 else b""
+        return OutputSnapshot(
+            data.decode("utf-8", "replace"),
+            self.log.total,
+            more=len(data) < self.log.total,
+            path=self.log.path if self.log.persisted else None,
+        )
+
+    async def stop(self, reason: str) -> None:
+        """Stop the command and all it started, as killed for `reason`, and wait for it."""
+        if self.manager is None:
+            raise TaskError(f"Task {self.id} cannot be stopped: it has no manager.")
+        await self.manager.stop(self, TaskStatus.KILLED, reason)
+
     def _decode(self, data: bytes, *, final: bool = False) -> str:
         return self._decoder.decode(data, final)
 
@@ -244,6 +246,7 @@ class BackgroundTasks:
         workspace: Workspace | None = None,
         events: EventBus | None = None,
         background: bool = True,
+        board: TaskBoard | None = None,
     ) -> None:
         self.env = env
         self.tree = env.process_tree
@@ -255,9 +258,17 @@ class BackgroundTasks:
         self.log_dir = log_dir
         self.workspace = workspace
         self.events = events
+        self.own_board = board is None
+        """No session board was given: the manager keeps one of its own (and announces
+        endings on `events` itself; a session's board is wired to its events already)."""
+        self.board = board if board is not None else TaskBoard()
+        """Where background commands are posted, with the session's other tasks."""
+        if self.own_board and events is not None:
+            self.board.listen(
+                lambda notice: events.emit(RuntimeNotice("task_finished", notice.message, notice))
+            )
         self.launcher = ShellLauncher(env, config, workspace)
         self._tasks: dict[str, ShellTask] = {}
-        self._notices: dict[str, TaskNotice] = {}
         self._helpers: set[asyncio.Future[Any]] = set()
         self._ended_sessions: dict[int, int] = {}
         self._closing = False
@@ -384,6 +395,7 @@ class BackgroundTasks:
             process,
             output,
             background=background,
+            manager=self,
         )
         task.sandboxed = self.launcher.sandbox.active
         task.owner = owner
@@ -392,6 +404,7 @@ class BackgroundTasks:
             task.sinks.append(sink)
         self._tasks[task_id] = task
         if background:
+            self.board.post(task)
             output.persist()
             self._arm_timeout(task, time_limit)
         task._runner = asyncio.ensure_future(self._run(task))
@@ -399,7 +412,7 @@ class BackgroundTasks:
 
     def _fresh_id(self) -> str:
         while True:
-            task_id = new_task_id()
+            task_id = self.board.new_id(ShellTask.kind)
             if task_id not in self._tasks:
                 return task_id
 
@@ -542,10 +555,7 @@ class BackgroundTasks:
             self._tasks.pop(task.id, None)
             return
         if not task.reported and not self._closing:
-            notice = _notice(task)
-            self._notices[task.id] = notice
-            if self.events is not None:
-                self.events.emit(RuntimeNotice("task_finished", notice.message, notice))
+            self.board.ended(task, _notice(task))
         self._prune()
 
     def _remember_session(self, session: int) -> None:
@@ -570,6 +580,7 @@ class BackgroundTasks:
             return
         task.sinks.clear()
         task.background = True
+        self.board.post(task)
         task.log.persist()
         if task.running:
             self._arm_timeout(task, timeout)
@@ -713,6 +724,7 @@ class BackgroundTasks:
             task._pump.cancel()
         task.sinks.clear()
         task.background = True
+        self.board.post(task)
         task.log.persist()
         task.log.flush()
         if task._timer is not None:
@@ -753,35 +765,16 @@ class BackgroundTasks:
 
     def mark_reported(self, tasks: Iterable[ShellTask]) -> None:
         """The model now knows these ended: do not announce them again."""
-        for task in tasks:
-            if not task.running:
-                task.reported = True
-                self._notices.pop(task.id, None)
+        self.board.mark_reported(tasks)
 
-    def pending_notices(self) -> list[TaskNotice]:
-        """The end notices not yet given out (without taking them)."""
-        return list(self._notices.values())
+    def pending_notices(self) -> list[TaskEnded]:
+        """The end notices of commands not given out yet (without taking them)."""
+        return self.board.pending_notices(kind=ShellTask.kind)
 
-    def take_notices(self, owner: str | None = None) -> list[TaskNotice]:
-        """The notices for the model's next turn (each is given out once): all of them,
-        or only those of tasks `owner` (an agent id) started."""
-        if not self._notices:
-            return []  # asked after every result: the common case costs nothing
-        notices = [
-            notice
-            for notice in self._notices.values()
-            if owner is None or self._owner_of(notice.task_id) == owner
-        ]
-        for notice in notices:
-            del self._notices[notice.task_id]
-            task = self._tasks.get(notice.task_id)
-            if task is not None:
-                task.reported = True
-        return notices
-
-    def _owner_of(self, task_id: str) -> str:
-        task = self._tasks.get(task_id)
-        return task.owner if task is not None else ""
+    def take_notices(self, owner: str | None = None) -> list[TaskEnded]:
+        """The notices of commands for the model's next turn (each is given out once):
+        all of them, or only those of tasks `owner` (an agent id) started."""
+        return self.board.take_notices(owner, kind=ShellTask.kind)
 
     # -- closing -------------------------------------------------------------------------
 
@@ -805,7 +798,10 @@ class BackgroundTasks:
             if task.detached and task._runner is not None:
                 task._runner.cancel()
         self._tasks = {k: t for k, t in self._tasks.items() if t.detached}
-        self._notices.clear()
+        self.board.take_notices(kind=ShellTask.kind)
+        for posted in self.board.entries(kind=ShellTask.kind):
+            if not (isinstance(posted, ShellTask) and posted.detached):
+                self.board.forget(posted.id)
 
     async def _sweep(self) -> None:
         """Stop what finished commands left behind outside their process group, and the
@@ -846,11 +842,13 @@ def _notice(task: ShellTask) -> TaskNotice:
         lines.append(f"Its output ({format_size(task.log.total)}) is in {log_path}.")
     lines.append(f'Use TaskOutput(task_id="{task.id}") to read the end of its output.')
     return TaskNotice(
-        task.id,
-        task.status,
-        task.exit_code,
-        task.command,
-        task.description,
-        log_path,
-        " ".join(lines),
+        task_id=task.id,
+        kind=task.kind,
+        owner=task.owner,
+        status=task.status,
+        description=task.description,
+        message=" ".join(lines),
+        exit_code=task.exit_code,
+        command=task.command,
+        log_path=log_path,
     )

@@ -1,4 +1,8 @@
-"""How a task is shown to the model (TaskList, TaskOutput, TaskStop, WaitFor)."""
+"""How a task is shown to the model (TaskList, TaskOutput, TaskStop, WaitFor).
+
+A command gets its full record (command, exit code, log); a task of another kind (a
+sub-agent, a question) its kind, description, outcome and newest output.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,8 @@ import time
 
 from deftly.features.shell.format import format_duration, format_size, local_time, record
 from deftly.features.shell.output import decode_tail
-from deftly.features.shell.tasks import ShellTask, TaskStatus, signal_name
+from deftly.features.shell.tasks import ShellTask, signal_name
+from deftly.session.tasks import BackgroundTask, TaskStatus, ran_for
 
 
 def task_fields(task: ShellTask, *, now: float | None = None) -> list[tuple[str, object]]:
@@ -62,12 +67,14 @@ def preview(task: ShellTask, limit: int) -> tuple[str, bool]:
 
 
 def render_task(
-    task: ShellTask,
+    task: BackgroundTask,
     *,
     preview_bytes: int = 0,
     now: float | None = None,
 ) -> str:
     """A task's record, its output facts and (optionally) its newest output."""
+    if not isinstance(task, ShellTask):
+        return render_other(task, preview_bytes=preview_bytes)
     text = record([*task_fields(task, now=now), *output_fields(task)])
     if preview_bytes <= 0:
         return text
@@ -85,4 +92,41 @@ def render_task(
         head = f"[newest output: the last {shown} of {format_size(task.log.total)}{where}]"
     else:
         head = "[output]"
+    return f"{text}\n\n{head}\n{body}"
+
+
+def render_other(task: BackgroundTask, *, preview_bytes: int = 0) -> str:
+    """A task that is not a command: its kind, description, outcome and newest output."""
+    fields: list[tuple[str, object]] = [
+        ("task_id", task.id),
+        ("kind", task.kind),
+        ("status", task.status.value),
+    ]
+    if not task.running:
+        fields.append(("outcome", task.outcome()))
+    fields += [("description", task.description), ("started_at", local_time(task.started_at))]
+    if task.running:
+        fields.append(("running_for", format_duration(ran_for(task))))
+    else:
+        fields.append(("ran_for", format_duration(ran_for(task))))
+    if preview_bytes <= 0:
+        return record(fields)
+    out = task.output(preview_bytes)
+    fields.append(("output_size", format_size(out.size)))
+    if out.path is not None:
+        fields.append(("output_path", out.path))
+    text = record(fields)
+    if out.size == 0:
+        return text + "\n\n[output]\n(no output)"
+    if out.more:
+        where = (
+            f"; the whole output is at {out.path} (page it with Read or search it with Grep)"
+            if out.path is not None
+            else ""
+        )
+        shown = format_size(len(out.text.encode()))
+        head = f"[newest output: the last {shown} of {format_size(out.size)}{where}]"
+    else:
+        head = "[output]"
+    body = out.text.rstrip("\n")
     return f"{text}\n\n{head}\n{body}"

@@ -14,9 +14,10 @@ from deftly.contract.display import GenericDisplay
 from deftly.contract.result import ToolResult
 from deftly.contract.tool import Tool, ToolContext, ToolExecution, ToolTraits, ToolUpdate
 from deftly.features.shell.format import format_duration
-from deftly.features.shell.tasks import BackgroundTasks, ShellTask
+from deftly.features.shell.tasks import BackgroundTasks
 from deftly.features.shell.views import render_task
 from deftly.policy.rules import glob_rule_matcher
+from deftly.session.tasks import BackgroundTask
 
 MAX_WAIT = 600
 TICK_SECONDS = 1.0
@@ -56,7 +57,8 @@ class WaitForTool(Tool[WaitForParams]):
         self.output = output
 
     def resolve(self, args: WaitForParams) -> ToolExecution | ToolResult:
-        chosen: list[ShellTask] | None = None
+        board = self.tasks.board
+        chosen: list[BackgroundTask] | None = None
         if args.task_ids is not None:
             ids = list(dict.fromkeys(i.strip() for i in args.task_ids))
             if not ids:
@@ -64,10 +66,10 @@ class WaitForTool(Tool[WaitForParams]):
                     "task_ids is empty: name the tasks to wait for, or leave task_ids out to "
                     "wait for every running background task."
                 )
-            found = {i: self.tasks.get(i) for i in ids}
+            found = {i: board.get(i) for i in ids}
             missing = [i for i, t in found.items() if t is None]
             if missing:
-                known = ", ".join(t.id for t in self.tasks.entries()[-10:]) or "none"
+                known = ", ".join(t.id for t in board.entries()[-10:]) or "none"
                 return ToolResult.error(
                     f"No background task has the id {', '.join(repr(m) for m in missing)} "
                     f"(known tasks: {known}). TaskList shows the ids."
@@ -85,9 +87,10 @@ class WaitForTool(Tool[WaitForParams]):
         )
 
     async def _wait(
-        self, ctx: ToolContext, chosen: list[ShellTask] | None, args: WaitForParams
+        self, ctx: ToolContext, chosen: list[BackgroundTask] | None, args: WaitForParams
     ) -> ToolResult:
-        tasks = chosen if chosen is not None else self.tasks.entries(active_only=True)
+        board = self.tasks.board
+        tasks = chosen if chosen is not None else board.entries(active_only=True)
         if not tasks:
             return ToolResult.ok(
                 "wait_status: no_tasks\nNo background tasks are running, so there is nothing "
@@ -115,11 +118,11 @@ class WaitForTool(Tool[WaitForParams]):
                     f"{format_duration(args.timeout)} · {len(waiting)} task(s) still running",
                 )
             )
-            await self.tasks.wait_any(waiting, min(TICK_SECONDS, deadline - now), ctx.cancel)
+            await board.wait_any(waiting, min(TICK_SECONDS, deadline - now), ctx.cancel)
         return self._report(tasks, status, time.monotonic() - start, args.timeout)
 
     def _report(
-        self, tasks: list[ShellTask], status: str, waited: float, timeout: int
+        self, tasks: list[BackgroundTask], status: str, waited: float, timeout: int
     ) -> ToolResult:
         ended = [t for t in tasks if not t.running]
         running = [t for t in tasks if t.running]
@@ -141,5 +144,5 @@ class WaitForTool(Tool[WaitForParams]):
         if running:
             records = "\n---\n".join(render_task(t) for t in running)
             sections.append(f"[still_running: {len(running)}]\n{records}")
-        self.tasks.mark_reported(ended)
+        self.tasks.board.mark_reported(ended)
         return ToolResult.ok("\n\n".join(sections))
