@@ -10,7 +10,10 @@ Anthropic messages wire formats (real HTTP, real SSE), so tests drive the real S
 Anthropic one; each request takes the next step of the script (or the script function's
 answer to the request's JSON body). Requests are recorded (`requests`, `headers`). When
 the script runs out, the server answers 400 "the script has no step N", so a test that
-asks too often fails loudly.
+asks too often fails loudly. `in_flight` is how many requests are being answered now,
+`peak_in_flight` the most at once (a request counts from its arrival until just before
+its answer's last bytes are sent, so a client's next request never overlaps its last
+one's count); `wait_in_flight(n)` waits until n are being answered.
 """
 
 from __future__ import annotations
@@ -42,6 +45,9 @@ class ModelServer:
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
         self.request_seen = threading.Event()
+        self.in_flight = 0
+        self.peak_in_flight = 0
+        self._flight = threading.Condition(self._lock)
 
     # -- addresses ---------------------------------------------------------------------
 
@@ -77,6 +83,21 @@ class ModelServer:
 
     # -- the script --------------------------------------------------------------------
 
+    def wait_in_flight(self, count: int, timeout: float = 30) -> bool:
+        """Wait until at least `count` requests are being answered (False on timeout)."""
+        with self._flight:
+            return self._flight.wait_for(lambda: self.in_flight >= count, timeout)
+
+    def _arrived(self) -> None:
+        with self._flight:
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+            self._flight.notify_all()
+
+    def _answered(self) -> None:
+        with self._flight:
+            self.in_flight -= 1
+
     def _next(self, body: dict[str, Any], headers: dict[str, str], path: str) -> tuple[int, Step]:
         with self._lock:
             index = len(self.requests)
@@ -99,7 +120,23 @@ class ModelServer:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
+            counted = False
+
             def do_POST(self) -> None:
+                server._arrived()
+                self.counted = True
+                try:
+                    self._answer()
+                finally:
+                    self._done()
+
+            def _done(self) -> None:
+                """This request no longer counts as in flight (once)."""
+                if self.counted:
+                    self.counted = False
+                    server._answered()
+
+            def _answer(self) -> None:
                 length = int(self.headers.get("content-length") or 0)
                 body = json.loads(self.rfile.read(length) or b"{}")
                 headers = {k.lower(): v for k, v in self.headers.items()}
@@ -129,6 +166,7 @@ class ModelServer:
                 for key, value in (headers or {}).items():
                     self.send_header(key, value)
                 self.end_headers()
+                self._done()
                 self.wfile.write(data)
 
             def _stream(
@@ -163,6 +201,8 @@ class ModelServer:
                         step.gate.wait(30)
                     if step.delay:
                         time.sleep(step.delay)
+                    if n == gate_at:
+                        self._done()  # the final events: the client may be done after them
                     self.wfile.write(frame)
                     self.wfile.flush()
                 self.close_connection = True
