@@ -146,3 +146,12 @@ async def test_finished_and_reported_tasks_are_pruned_beyond_the_limit() -> None
         task.finish(TaskStatus.COMPLETED)
     assert len(board.entries()) == 200
     assert board.get(tasks[0].id) is None and board.get(tasks[-1].id) is tasks[-1]
+
+
+async def test_a_text_task_may_end_with_its_own_message() -> None:
+    board = TaskBoard()
+    task = TextTask(board, "question", "Which DB?", owner="main")
+    task.finish(TaskStatus.COMPLETED, message="The user answered: Postgres")
+    [notice] = board.take_notices("main")
+    assert notice.message == "The user answered: Postgres"
+    assert notice.kind == "question" and notice.status is TaskStatus.COMPLETED

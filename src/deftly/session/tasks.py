@@ -381,8 +381,9 @@ class TextTask:
         self._written += len(text.encode())
         self._text = (self._text + text)[-self._keep :]
 
-    def finish(self, status: TaskStatus, detail: str = "") -> None:
-        """It ended (once; later calls are ignored): its owner will be told."""
+    def finish(self, status: TaskStatus, detail: str = "", *, message: str | None = None) -> None:
+        """It ended (once; later calls are ignored): its owner will be told, with
+        `message` instead of the generic notice when given (a question's answer)."""
         if not self.running:
             return
         if status is TaskStatus.RUNNING:
@@ -391,7 +392,10 @@ class TextTask:
         self.detail = detail
         self.ended_at = time.time()
         self._done.set()
-        self.board.ended(self)
+        notice = None
+        if message is not None:
+            notice = TaskEnded(self.id, self.kind, self.owner, status, self.description, message)
+        self.board.ended(self, notice)
 
     def outcome(self) -> str:
         """ "running", or its status with the detail of its finish: "killed (stopped)"."""
