@@ -44,9 +44,11 @@ from deftly.providers.types import ChatRequest, Message, TextPart, ThinkPart, To
 from deftly.session.turns import TurnBudget, TurnEnd, TurnStart
 
 if TYPE_CHECKING:
+    from deftly.agent.children import LocalChildren
     from deftly.agent.context import ContextKeeper
+    from deftly.agent.scope import DrivenScope
     from deftly.agent.transcript import TranscriptWriter
-    from deftly.runtime.facade import Runtime
+    from deftly.runtime.agent_runtime import AgentRuntime
 
 log = logging.getLogger(__name__)
 
@@ -75,22 +77,35 @@ class TurnResult:
     error: str | None = None
     origin: Mapping[str, object] = field(default_factory=dict)
     """Where the prompt came from when it was not typed (an inbox message's origin)."""
+    usage_by_agent: Mapping[str, Usage] = field(default_factory=dict)
+    """Tokens by agent when sub-agents ran: this agent's (`usage`) and each sub-agent's."""
+
+    @property
+    def total_usage(self) -> Usage:
+        """Tokens of the whole turn, sub-agents included."""
+        total = Usage()
+        for usage in self.usage_by_agent.values():
+            total += usage
+        return total if self.usage_by_agent else self.usage
 
 
 class Agent:
-    """A model driving one runtime's main agent (see the module docstring).
+    """A model driving one agent scope: a runtime's main agent (see the module docstring),
+    or a sub-agent's scope (`deftly.agent.children`).
 
     `provider`: the model (None: from the configuration's `[model]`, or the `[models.NAME]`
     profile or model id `model` names). `max_steps`: per turn (None: `[loop] max_steps`;
     0: no limit). `system_prompt` replaces the built one. `resume`: continue the
     session's transcript when it has one (`Runtime(session_id=...)` picks the session).
     `budgets`: more limits on a turn. `context_window`: tokens (None: the model's
-    `context_window` setting).
+    `context_window` setting). `delegates`: whether this agent may start sub-agents (the
+    Agent tools), within `[agents] max_depth`; `depth` is how deep it is (0: the main
+    agent). `close_provider`: whether `aclose` closes the provider (not when shared).
     """
 
     def __init__(
         self,
-        runtime: Runtime,
+        runtime: DrivenScope,
         provider: ChatProvider | None = None,
         *,
         model: str | None = None,
@@ -99,8 +114,16 @@ class Agent:
         resume: bool = True,
         budgets: Sequence[TurnBudget] = (),
         context_window: int | None = None,
+        delegates: bool = True,
+        depth: int = 0,
+        close_provider: bool = True,
     ) -> None:
         self._runtime = runtime
+        self._delegates = delegates
+        self._depth = depth
+        self._close_provider = close_provider
+        self._children: LocalChildren | None = None
+        self._turn_usage: dict[str, Usage] = {}
         self._provider = provider
         self._model_name = model
         self._max_steps = max_steps
@@ -157,6 +180,30 @@ class Agent:
         """Talk to another model from the next step on (`/model`)."""
         self._provider = provider
 
+    @property
+    def agent_id(self) -> str:
+        """The id of the agent this loop drives ("main", or a sub-agent's)."""
+        return self._runtime.agent.agent_id
+
+    @property
+    def scope(self) -> AgentRuntime:
+        """The agent scope this loop drives."""
+        return self._runtime.agent
+
+    @property
+    def turn_id(self) -> str:
+        """The running (or last) turn's id; empty before the first."""
+        return self._turn_id
+
+    def relay(self, event: ev.AgentEvent) -> None:
+        """Pass a sub-agent's event on to whoever watches this agent's turn (dropped when
+        no turn is watched); a sub-agent's end adds its tokens to the turn's."""
+        if isinstance(event, ev.SubagentEnded):
+            for agent_id, usage in event.usage_by_agent.items():
+                self._turn_usage[agent_id] = self._turn_usage.get(agent_id, Usage()) + usage
+        if self._queue is not None:
+            self._queue.put_nowait(event)
+
     # -- lifecycle -----------------------------------------------------------------------
 
     async def start(self) -> None:
@@ -198,6 +245,7 @@ class Agent:
         if tokens:  # a measured start after a resume, not an estimate
             self._context.observe(Usage(input_tokens=tokens), covered)
         self._transcript = TranscriptWriter(path)
+        self._install_children()
         self._started = True
 
     async def aclose(self) -> None:
@@ -209,6 +257,11 @@ class Agent:
             if callable(stop):
                 stop()
         self._unsubscribe.clear()
+        if self._children is not None:
+            children, self._children = self._children, None
+            if self._runtime.agent.subagents.backend is children:
+                self._runtime.agent.subagents.backend = None
+            await children.aclose()
         if self._started:
             agent = self._runtime.agent
             agent.executor.notices_on_results = True
@@ -216,7 +269,7 @@ class Agent:
         if self._transcript is not None:
             self._transcript.close()
             self._transcript = None
-        if self._provider is not None:
+        if self._provider is not None and self._close_provider:
             await self._provider.aclose()
         self._started = False
 
@@ -253,6 +306,7 @@ class Agent:
                     self._history[start:],
                     event.error,
                     dict(origin or {}),
+                    dict(event.usage_by_agent),
                 )
         assert result is not None
         return result
@@ -348,6 +402,7 @@ class Agent:
         turn, turn_id = self._turns, f"turn-{self._turns}"
         self._turn_id = turn_id
         agent_id = self._runtime.agent.agent_id
+        self._turn_usage = {}
         emit(ev.TurnStarted(agent_id, turn_id, prompt, origin))
         hooks = self._runtime.agent.loop_hooks
         hooks.turn_started(TurnStart(turn_id, prompt))
@@ -437,9 +492,18 @@ class Agent:
             self._runtime.agent.injections.push("interrupted", INTERRUPTED)
         transcript.turn_ended(turn=turn, stop_reason=stop, steps=steps, usage=usage)
         hooks.turn_ended(TurnEnd(turn_id, stop, steps, usage, loop.time() - began))
+        by_agent = {agent_id: usage, **self._turn_usage} if self._turn_usage else {}
         emit(
             ev.TurnEnded(
-                agent_id, turn_id, stop, text, steps, usage, self._runtime.session_id, error
+                agent_id,
+                turn_id,
+                stop,
+                text,
+                steps,
+                usage,
+                self._runtime.session_id,
+                error,
+                by_agent,
             )
         )
 
@@ -573,8 +637,22 @@ class Agent:
                         agent_id, self._turn_id, event.call_id, event.name, event.update.text
                     )
                 )
-        elif isinstance(event, RuntimeNotice) and event.identity.agent_id in (agent_id, ""):
+        elif isinstance(event, RuntimeNotice) and (
+            event.identity.agent_id == agent_id or (not event.identity.agent_id and not self._depth)
+        ):  # the session's own notices reach the main agent's watchers only (no repeats)
             queue.put_nowait(ev.Notice(agent_id, self._turn_id, event.kind, event.message))
+
+    def _install_children(self) -> None:
+        """Let this agent start sub-agents, where it may and the depth bound allows."""
+        if not self._delegates or self._depth >= self._runtime.config.agents.max_depth:
+            return
+        desk = self._runtime.agent.subagents
+        if desk.backend is not None:
+            return  # a host's own backend stays
+        from deftly.agent.children import LocalChildren
+
+        self._children = LocalChildren(self, self._runtime.agent, self._depth)
+        desk.backend = self._children
 
     def _settings_window(self) -> int:
         if self._context_window is not None:

@@ -209,9 +209,22 @@ class TurnEnded(_Event):
     usage: Usage
     session_id: str
     error: str | None = None
+    usage_by_agent: Mapping[str, Usage] = field(default_factory=dict)
+    """Tokens by agent when sub-agents ran in the turn: this agent's own (`usage`) and
+    each sub-agent's (theirs included); empty when none ran."""
+
+    @property
+    def total_usage(self) -> Usage:
+        """Tokens of the whole turn: this agent's and its sub-agents'."""
+        if not self.usage_by_agent:
+            return self.usage
+        total = Usage()
+        for usage in self.usage_by_agent.values():
+            total += usage
+        return total
 
     def to_json(self) -> dict[str, Any]:
-        """One `--json` line."""
+        """One `--json` line (`usage_by_agent` and `total_usage` when sub-agents ran)."""
         out = self._json(
             "turn_end",
             stop_reason=self.stop_reason,
@@ -219,6 +232,61 @@ class TurnEnded(_Event):
             steps=self.steps,
             usage=self.usage.to_json(),
             session_id=self.session_id,
+        )
+        if self.error is not None:
+            out["error"] = self.error
+        if self.usage_by_agent:
+            out["usage_by_agent"] = {k: u.to_json() for k, u in self.usage_by_agent.items()}
+            out["total_usage"] = self.total_usage.to_json()
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class SubagentStarted(_Event):
+    """A sub-agent (`agent_id`) began a run for its parent; its calls and texts follow,
+    each with its own `agent_id`, until its `SubagentEnded`. `turn_id` is the parent's."""
+
+    parent_id: str
+    profile: str
+    description: str
+    prompt: str
+    resumed: bool = False
+    background: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        """One `--json` line."""
+        return self._json(
+            "subagent_start",
+            parent_id=self.parent_id,
+            profile=self.profile,
+            description=self.description,
+            prompt=self.prompt,
+            resumed=self.resumed,
+            background=self.background,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class SubagentEnded(_Event):
+    """A sub-agent's run ended: how (`status`: completed, failed, cancelled, timed_out),
+    its final text, and its tokens (`usage_by_agent`: its own and its sub-agents')."""
+
+    parent_id: str
+    profile: str
+    status: str
+    text: str
+    usage_by_agent: Mapping[str, Usage] = field(default_factory=dict)
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """One `--json` line."""
+        out = self._json(
+            "subagent_end",
+            parent_id=self.parent_id,
+            profile=self.profile,
+            status=self.status,
+            text=self.text,
+            usage_by_agent={k: u.to_json() for k, u in self.usage_by_agent.items()},
         )
         if self.error is not None:
             out["error"] = self.error
@@ -238,5 +306,7 @@ AgentEvent: TypeAlias = (
     | Retrying
     | ContextChanged
     | Notice
+    | SubagentStarted
+    | SubagentEnded
     | TurnEnded
 )

@@ -7,6 +7,7 @@ from typing import TypeVar
 
 from pydantic import Field, PrivateAttr
 
+from deftly.config.agents import AgentsConfig
 from deftly.config.base import Section
 from deftly.config.files import FilesConfig
 from deftly.config.hooks import HooksConfig
@@ -42,6 +43,7 @@ class DeftlyConfig(Section):
     model: ModelSettings = Field(default_factory=ModelSettings)
     models: dict[str, ModelSettings] = Field(default_factory=dict)
     loop: LoopConfig = Field(default_factory=LoopConfig)
+    agents: AgentsConfig = Field(default_factory=AgentsConfig)
     _feature_sections: dict[type[Section], Section] = PrivateAttr(default_factory=dict)
 
     def section(self, model: type[S]) -> S:

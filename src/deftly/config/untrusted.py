@@ -10,7 +10,8 @@ setting added later is withheld until someone decides otherwise (fail closed).
   `[permissions] harmless_commands` leaving entries out, never adding one,
   `[shell] sandbox` (a mode or a `[shell.sandbox]` table) no weaker in any respect,
   `[shell] network = false`, `[mcp] trust_read_only_hints = false`, `[tools] enabled`
-  when no trusted file has an allow list of its own.
+  when no trusted file has an allow list of its own, `[agents] max_depth` and
+  `max_concurrency` no higher than before.
 - needs trust: everything else, in particular what runs a program (`[hooks]`, `[tools]
   load`, `[mcp] servers` / `config_files`, `[shell] shell` / `bwrap` / `env`, `[files]
   rg_path`) or widens access (`allow` rules, `additional_directories`, `[shell] writable`,
@@ -72,6 +73,12 @@ def _subset(new: Any, old: Any) -> Any:
     if isinstance(new, list) and isinstance(old, list) and set(new) <= set(old):
         return new
     return WITHHOLD
+
+
+def _at_most(new: Any, old: Any) -> Any:
+    """A number that only goes down (`[agents] max_depth`: less delegation, never more)."""
+    numbers = isinstance(new, int | float) and isinstance(old, int | float)
+    return new if numbers and not isinstance(new, bool) and new <= old else WITHHOLD
 
 
 def _when_unset(new: Any, old: Any) -> Any:
@@ -141,6 +148,10 @@ RULES: dict[tuple[str, str], Rule] = {
         )
     },
     ("mcp", "trust_read_only_hints"): _only(False),
+    ("agents", "timeout"): _always,
+    ("agents", "max_steps"): _always,
+    ("agents", "max_depth"): _at_most,
+    ("agents", "max_concurrency"): _at_most,
     **{
         ("skills", name): _always
         for name in (

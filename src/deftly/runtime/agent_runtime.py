@@ -341,6 +341,11 @@ class AgentRuntime:
         self._children.append(child)
         return child
 
+    def child(self, agent_id: str) -> AgentRuntime | None:
+        """This agent's open child scope with this id, if there is one (a loop that stopped
+        and started again takes its children back)."""
+        return next((c for c in self._children if c.agent_id == agent_id), None)
+
     # -- calling -------------------------------------------------------------------------
 
     async def run_batch(self, calls: Sequence[ToolCall]) -> list[CallResult]:
