@@ -1,0 +1,84 @@
+"""A parent calls Agent and gets its sub-agent's report: one scripted server plays both
+(keyed by the sub-agent role in the system prompt and a marker in the child's prompt)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from deftly.agent import Agent
+from deftly.agent import events as ev
+from tests.agent.loop.helpers import openai_provider, run_turn
+from tests.agents.helpers import Router, features, last_tool_result, of, system_text
+from tests.scripted.script import Call, calls, say
+from tests.scripted.server import ModelServer
+
+
+def agent_call(prompt: str, **extra: Any) -> Call:
+    return Call("Agent", {"prompt": prompt, "description": "look something up", **extra})
+
+
+async def test_the_parent_gets_the_childs_report_and_both_are_told_apart(
+    make_runtime: Any, workspace: Path
+) -> None:
+    (workspace / "notes.txt").write_text("the answer is 42\n")
+    router = Router(
+        parent=[
+            calls(agent_call("MARK-A: what does notes.txt say?", subagent_type="explore")),
+            say("The sub-agent says 42."),
+        ],
+        children={
+            "MARK-A": [
+                calls(Call("Read", {"path": "notes.txt"})),
+                say("notes.txt says: the answer is 42", usage=(50, 10)),
+            ]
+        },
+    )
+    runtime = await make_runtime(features=features())
+    with ModelServer(router) as server:
+        agent = Agent(runtime, openai_provider(server))
+        turn = await run_turn(agent, "ask a sub-agent")
+        await agent.aclose()
+    assert turn.end.stop_reason == "end_turn", turn.end
+    report = last_tool_result(router.seen["parent"][1])
+    [started] = of(turn.events, ev.SubagentStarted)
+    child_id = started.agent_id
+    assert child_id.startswith("explore-") and started.parent_id == "main"
+    summary, note = report.split("\n<system>")
+    assert summary == (
+        f"agent_id: {child_id}\nactual_subagent_type: explore\nstatus: completed\n\n"
+        "[summary]\nnotes.txt says: the answer is 42"
+    )
+    assert "2 steps (150 input and 30 output tokens)" in note
+    assert f'Agent(resume="{child_id}", prompt="...")' in note
+
+    # the child's prompt: the parent's, then the sub-agent role and explore's instructions
+    parent_system = system_text(router.seen["parent"][0])
+    child_system = system_text(router.seen["MARK-A"][0])
+    assert child_system.startswith(parent_system.rstrip("\n"))
+    assert "You are a sub-agent" in child_system and "you cannot change files" in child_system
+    child_tools = {t["function"]["name"] for t in router.seen["MARK-A"][0]["tools"]}
+    assert {"Read", "Glob", "Grep", "ListDirectory"} <= child_tools
+    assert not child_tools & {"Write", "Edit", "Bash", "Agent"}
+
+    # the child's events reach the parent's stream with the child's id
+    child_calls = [e for e in of(turn.events, ev.ToolCall) if e.agent_id == child_id]
+    child_results = [e for e in of(turn.events, ev.ToolResult) if e.agent_id == child_id]
+    assert [c.name for c in child_calls] == ["Read"]
+    assert "the answer is 42" in child_results[0].output
+    assert [e.agent_id for e in of(turn.events, ev.TurnEnded)] == ["main"]
+    assert not [e for e in of(turn.events, ev.TextDelta) if e.agent_id != "main"]
+    [ended] = of(turn.events, ev.SubagentEnded)
+    assert (ended.agent_id, ended.status, ended.text) == (
+        child_id,
+        "completed",
+        "notes.txt says: the answer is 42",
+    )
+
+    # usage: per agent, and summed for the turn
+    by_agent = turn.end.usage_by_agent
+    assert set(by_agent) == {"main", child_id}
+    assert by_agent[child_id].input_tokens == 150 and by_agent[child_id].output_tokens == 30
+    assert by_agent["main"] == turn.end.usage
+    assert turn.end.total_usage.input_tokens == turn.end.usage.input_tokens + 150
+    assert turn.end.to_json()["total_usage"]["input_tokens"] == turn.end.usage.input_tokens + 150
