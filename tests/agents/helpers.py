@@ -8,9 +8,10 @@ child from the list of the marker its prompt contains.
 from __future__ import annotations
 
 import json
+import re
 import threading
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeAlias
 
 from deftly.agent import events as ev
 from deftly.agent.children import ROLE
@@ -20,6 +21,9 @@ from deftly.features.api import Feature
 from tests.scripted.script import Fail, Step
 
 ROLE_LINE = ROLE.splitlines()[0]
+
+Planned: TypeAlias = Step | Callable[[dict[str, Any]], Step]
+"""A step, or a function of the request's body that makes it (to use an id a result gave)."""
 
 
 def features() -> tuple[Feature, ...]:
@@ -66,28 +70,32 @@ class Router:
     """A script function: the parent's steps in order, each child's by the marker in its
     first prompt. Records which requests came from whom."""
 
-    def __init__(self, parent: Sequence[Step], children: dict[str, Sequence[Step]]) -> None:
+    def __init__(self, parent: Sequence[Planned], children: dict[str, Sequence[Planned]]) -> None:
         self.parent = list(parent)
         self.children = {k: list(v) for k, v in children.items()}
         self.seen: dict[str, list[dict[str, Any]]] = {"parent": []}
         self._lock = threading.Lock()
+        self.child_asked = threading.Event()
+        """Set when the first request of a child arrives."""
 
     def __call__(self, body: dict[str, Any]) -> Step:
         with self._lock:
             if not is_child(body):
                 return self._next("parent", self.parent, body)
+            self.child_asked.set()
             prompt = first_prompt(body)
             for marker, steps in self.children.items():
                 if marker in prompt:
                     return self._next(marker, steps, body)
             return Fail(400, f"no child script for the prompt {prompt[:80]!r}")
 
-    def _next(self, key: str, steps: list[Step], body: dict[str, Any]) -> Step:
+    def _next(self, key: str, steps: list[Planned], body: dict[str, Any]) -> Step:
         seen = self.seen.setdefault(key, [])
         seen.append(body)
         if len(seen) > len(steps):
             return Fail(400, f"the {key} script has no step {len(seen)}")
-        return steps[len(seen) - 1]
+        step = steps[len(seen) - 1]
+        return step(body) if callable(step) else step
 
 
 def tool_results(body: dict[str, Any]) -> list[str]:
@@ -103,3 +111,17 @@ def last_tool_result(body: dict[str, Any]) -> str:
 
 def of(events: Sequence[ev.AgentEvent], kind: type[Any]) -> list[Any]:
     return [e for e in events if isinstance(e, kind)]
+
+
+def reported_id(body: dict[str, Any]) -> str:
+    """The `agent_id:` an Agent result in the request's last tool message names."""
+    found = re.search(r"agent_id: (\S+)", last_tool_result(body))
+    assert found is not None, last_tool_result(body)
+    return found.group(1)
+
+
+def agent_call(prompt: str, **extra: Any) -> Any:
+    """An Agent call (a scripted tool call)."""
+    from tests.scripted.script import Call
+
+    return Call("Agent", {"prompt": prompt, "description": "a sub-task", **extra})

@@ -197,7 +197,7 @@ class AgentTool(Tool[AgentParams]):
         spec = ChildSpec(
             agent_id=resume or self._new_id(profile),
             parent_id=ctx.identity.agent_id,
-            profile=profile or AgentProfile(RESUMED_LABEL, ""),
+            profile=profile or self._resumed_profile(resume),
             prompt=args.prompt,
             description=label,
             resume=resume is not None,
@@ -232,15 +232,11 @@ class AgentTool(Tool[AgentParams]):
                 task.write(f"subagent error: {exc}\n")
                 task.finish(TaskStatus.FAILED, str(exc))
                 return
-            if outcome.ok:
-                task.write(render.completed(outcome) + "\n")
-                task.finish(TaskStatus.COMPLETED)
-            else:
-                task.write(render.failed(outcome) + "\n")
-                task.finish(
-                    _STATUS.get(outcome.status, TaskStatus.FAILED),
-                    f'continue it with Agent(resume="{outcome.agent_id}")',
-                )
+            text = render.completed(outcome) if outcome.ok else render.failed(outcome)
+            task.write(text + "\n")
+            status = _STATUS.get(outcome.status, TaskStatus.FAILED)
+            detail = "" if outcome.ok else f'continue it with Agent(resume="{outcome.agent_id}")'
+            task.finish(status, detail, message=render.finished(task.id, task.description, outcome))
 
         self.runs.start(task.id, work(), token)
         return ToolResult.ok(render.background(task.id, spec.agent_id, shown, spec.description))
@@ -262,6 +258,12 @@ class AgentTool(Tool[AgentParams]):
             return None
         found = profile_of(agent_id)
         return found if isinstance(found, str) else None
+
+    def _resumed_profile(self, agent_id: str | None) -> AgentProfile:
+        """The type a resumed child had (the backend runs it as that type anyway)."""
+        name = self._profile_of(agent_id) if agent_id else None
+        found = self.desk.profile(name) if name else None
+        return found or AgentProfile(name or RESUMED_LABEL, "")
 
     def _new_id(self, profile: AgentProfile | None) -> str:
         prefix = profile.name if profile is not None else "agent"

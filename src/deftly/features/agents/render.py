@@ -62,6 +62,19 @@ def background(task_id: str, agent_id: str, profile: str, description: str) -> s
     )
 
 
+def finished(task_id: str, description: str, outcome: ChildOutcome) -> str:
+    """The notice a background run's parent reads when it ends: the report, or why it
+    did not finish and how to go on."""
+    head = f"Background agent task {task_id} ({description})"
+    if outcome.ok:
+        return f"{head} completed. The sub-agent's report:\n\n{completed(outcome)}"
+    return (
+        f"{head} ended: {outcome.status}.\n\n{failed(outcome)}\n\n"
+        f'To recover or continue this sub-agent, call Agent(resume="{outcome.agent_id}", '
+        'prompt="Pick up where you left off; ..."). Use its agent_id, not the task id.'
+    )
+
+
 def tool_set(profile: AgentProfile, available: Iterable[str]) -> str:
     """`all`, `all except X, Y`, `none` or `A, B`: the tools a type would have here."""
     have = list(available)
