@@ -1,6 +1,6 @@
-"""AskUserQuestion through a real runtime (case 51 of the reference, without background):
-the uniqueness checks at execute, what reaches the answerer, and how its answers, its
-silence and its failures come back to the model."""
+"""AskUserQuestion through a real runtime (case 51 of the reference): the uniqueness
+checks at execute, what reaches the answerer, and how its answers, its silence and its
+failures come back to the model. Background questions: tests/tasks/test_background_question.py."""
 
 from __future__ import annotations
 
@@ -166,7 +166,7 @@ async def test_headers_descriptions_and_multi_select_reach_the_answerer(
         ask(question("", "a", "b")),
         ask(question("Which DB?", "", "b")),
         ask({**DB, "background": True}),
-        {**ask(DB), "background": True},
+        {**ask(DB), "background": "later"},
     ],
     ids=[
         "no-questions",
@@ -195,7 +195,7 @@ async def test_the_schema_and_description_the_model_sees(make_runtime: Any) -> N
     [tool] = [t for t in runtime.tools() if t.name == TOOL]
     schema = tool.parameters
     assert schema["required"] == ["questions"]
-    assert "background" not in schema["properties"]
+    assert schema["properties"]["background"]["default"] is False
     questions = schema["properties"]["questions"]
     assert (questions["minItems"], questions["maxItems"]) == (1, 4)
     item = questions["items"]

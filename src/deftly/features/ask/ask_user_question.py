@@ -2,12 +2,15 @@
 attached (the terminal of `deftly run`, an MCP client's form under `deftly serve`, a
 library callback). Where nobody can answer, the tool is not offered at all (its
 `asks_user` trait); the call itself only validates, asks, and normalises the answers.
+With `background` it returns at once with a "question" task (`background.py`) whose
+ending tells the model the answer; that needs the task tools (by their traits).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -17,7 +20,9 @@ from deftly.contract.display import GenericDisplay
 from deftly.contract.result import ToolResult
 from deftly.contract.tool import Tool, ToolContext, ToolExecution, ToolTraits
 from deftly.features.ask import result
+from deftly.features.ask.background import BackgroundQuestions
 from deftly.features.ask.validate import duplicate_problem, only_other_problem, without_other
+from deftly.registry.offer import ToolOffer
 from deftly.session.questions import (
     Answers,
     Choice,
@@ -68,6 +73,18 @@ class AskUserQuestionParams(BaseModel):
         max_length=MAX_QUESTIONS,
         description=f"1 to {MAX_QUESTIONS} questions, asked together.",
     )
+    background: bool = Field(
+        default=False,
+        description="Do not wait: get a task id at once and hear the answer when the user "
+        "responds. Only when you can go on without the answer.",
+    )
+
+
+NO_BACKGROUND = (
+    "Background questions are not available here: they need TaskOutput and TaskStop, which "
+    "this agent does not have. Ask again without background (the call then waits for the "
+    "answer)."
+)
 
 
 def to_questions(args: AskUserQuestionParams) -> tuple[Question, ...]:
@@ -100,8 +117,12 @@ class AskUserQuestionTool(Tool[AskUserQuestionParams]):
     params = AskUserQuestionParams
     traits = ToolTraits(asks_user=True, read_only=True)
 
-    def __init__(self, desk: QuestionDesk) -> None:
+    def __init__(
+        self, desk: QuestionDesk, offer: ToolOffer, background: BackgroundQuestions
+    ) -> None:
         self.desk = desk
+        self.offer = offer
+        self.background = background
 
     def description_vars(self) -> dict[str, object]:
         """The limits the schema enforces."""
@@ -112,11 +133,17 @@ class AskUserQuestionTool(Tool[AskUserQuestionParams]):
         questions = to_questions(args)
 
         async def execute(ctx: ToolContext) -> ToolResult:
+            if args.background:
+                return self.ask_in_background(questions, ctx)
             return await self.ask(questions, ctx)
 
         return ToolExecution(
             accesses=Accesses.none(),
-            description="Asking the user",
+            description=(
+                f"Starting a background question: {summary(questions)}"
+                if args.background
+                else "Asking the user"
+            ),
             display=GenericDisplay(
                 summary=summary(questions),
                 detail={
@@ -141,10 +168,40 @@ class AskUserQuestionTool(Tool[AskUserQuestionParams]):
         problem = duplicate_problem(questions) or only_other_problem(questions)
         if problem is not None:
             return ToolResult.error(problem)
+        request = self._request(questions, ctx)
+        return await self._answers(questions, lambda: self._wait(request, ctx))
+
+    def ask_in_background(self, questions: tuple[Question, ...], ctx: ToolContext) -> ToolResult:
+        """Check the questions, post a "question" task and return its id at once; the
+        answer reaches the model as that task's notice (or through TaskOutput)."""
+        problem = duplicate_problem(questions) or only_other_problem(questions)
+        if problem is not None:
+            return ToolResult.error(problem)
+        if not (
+            self.offer.any(lambda t: t.stops_tasks)
+            and self.offer.any(lambda t: t.reads_task_output)
+        ):
+            return ToolResult.error(NO_BACKGROUND)
+        request = self._request(questions, ctx)
+        task = self.background.start(
+            summary(questions),
+            ctx.identity.agent_id,
+            lambda: self._answers(questions, lambda: self.desk.ask(request)),
+        )
+        return result.started(task.id, task.description)
+
+    def _request(self, questions: tuple[Question, ...], ctx: ToolContext) -> QuestionRequest:
         shown = tuple(without_other(q) for q in questions)
-        request = QuestionRequest(ctx.call_id, self.name, shown, ctx.identity)
+        return QuestionRequest(ctx.call_id, self.name, shown, ctx.identity)
+
+    async def _answers(
+        self,
+        questions: tuple[Question, ...],
+        get: Callable[[], Awaitable[Answers | None]],
+    ) -> ToolResult:
+        """The person's answers as the model's result, whatever went wrong on the way."""
         try:
-            answers = await self._wait(request, ctx)
+            answers = await get()
         except _Withdrawn:
             return result.withdrawn()
         except QuestionsUnsupported as exc:

@@ -29,6 +29,19 @@ UNSUPPORTED = (
 WITHDRAWN = "The questions were withdrawn: the call was cancelled before the user answered."
 
 
+def started(task_id: str, description: str) -> ToolResult:
+    """A background question is with the person: the model carries on meanwhile."""
+    return ToolResult.ok(
+        f"task_id: {task_id}\n"
+        f"description: {description}\n"
+        "status: running\n"
+        "The questions are with the user. Go on with other work: their answer is announced "
+        "to you when they respond. TaskOutput with this task_id shows it (or that it is still "
+        "open) without waiting; TaskStop withdraws the questions. Until the answer arrives, "
+        "do not assume one."
+    )
+
+
 def _json(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
