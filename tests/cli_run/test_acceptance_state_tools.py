@@ -42,14 +42,13 @@ from tests.cli_run.acceptance_moves import (
     tool_result,
 )
 from tests.cli_run.helpers import deftly_run
-from tests.cli_run.test_interactive import PROMPT, sessions, spawn
+from tests.cli_run.pty import PROMPT, spawn
 from tests.cli_run.test_interactive_inbox import START, FileClock
 from tests.cli_run.test_watch import Watcher
 from tests.scripted.script import Call, calls, say
 from tests.scripted.server import ModelServer
 
 pytestmark = pytest.mark.local_env
-__all__ = ["sessions"]  # the fixture, used by name
 
 CRON_TOOLS = {"CronCreate", "CronList", "CronDelete"}
 STATE_TOOLS = {"TodoList", "CreateGoal", "GetGoal", "UpdateGoal", "SetGoalBudget", "NotifyUser"}

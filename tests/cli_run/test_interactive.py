@@ -8,8 +8,6 @@ import random
 import signal
 import subprocess
 import threading
-import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pexpect
@@ -17,67 +15,15 @@ import pytest
 
 from tests.cli import DEFTLY
 from tests.cli_run.helpers import user_config, user_texts
+from tests.cli_run.pty import PROMPT, processes_with, spawn, wait_for
 from tests.conftest import subprocess_env
 from tests.scripted.script import Call, calls, say
 from tests.scripted.server import ModelServer
 
 pytestmark = pytest.mark.local_env
 
-PROMPT = "›"
 SGR = r"(?:\x1b\[[0-9;]*m)*"
 """Any colour or style codes."""
-
-
-def spawn(server: ModelServer, workspace: Path, *args: str) -> pexpect.spawn:
-    """`deftly run` with no prompt, at a 40x100 terminal."""
-    env = subprocess_env(
-        OPENAI_API_KEY="k", TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1", COLUMNS="100", LINES="40"
-    )
-    env.pop("NO_COLOR", None)
-    child = pexpect.spawn(
-        DEFTLY,
-        [
-            "run",
-            "-w",
-            str(workspace),
-            "--base-url",
-            server.openai_url,
-            "--model",
-            "scripted",
-            *args,
-        ],
-        env=env,
-        encoding="utf-8",
-        dimensions=(40, 100),
-        timeout=30,
-    )
-    child.expect(PROMPT)
-    return child
-
-
-@pytest.fixture
-def sessions() -> Iterator[list[pexpect.spawn]]:
-    """Children still running at the end are killed (a failed test leaves nothing)."""
-    children: list[pexpect.spawn] = []
-    yield children
-    for child in children:
-        if child.isalive():
-            child.terminate(force=True)
-
-
-def processes_with(marker: str) -> list[int]:
-    """The processes whose command line contains `marker` (a /proc scan)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
-        except OSError:
-            continue
-        if marker in cmdline and int(entry.name) != os.getpid():
-            found.append(int(entry.name))
-    return found
 
 
 def test_a_conversation_with_an_approval_and_slash_commands(
@@ -240,16 +186,6 @@ def test_print_mode_ctrl_c_stops_the_turn_with_130_and_no_survivor(workspace: Pa
     assert '"stop_reason": "cancelled"' in rest.splitlines()[-1]
     assert "Traceback" not in errors
     assert processes_with(marker) == []
-
-
-def wait_for(condition: Callable[[], object], what: str, attempts: int = 300) -> None:
-    """Poll a /proc condition until it holds (another process's children send no events
-    to wait on); fails after `attempts` polls."""
-    for _ in range(attempts):
-        if condition():
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_model_compact_multiline_and_history(

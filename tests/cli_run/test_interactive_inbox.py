@@ -12,13 +12,12 @@ import pytest
 
 from tests.agent.loop.helpers import content_text, tool_messages
 from tests.cli_run.helpers import user_config, user_texts
-from tests.cli_run.test_interactive import PROMPT, sessions, spawn
+from tests.cli_run.pty import PROMPT, spawn
 from tests.scripted.script import Call, calls, say
 from tests.scripted.server import ModelServer
 
 pytestmark = pytest.mark.local_env
 
-__all__ = ["sessions"]  # the fixture, used by name
 
 START = 1_767_225_630  # half a minute past a minute, so one more minute passes one match
 SESSION_ID = re.compile(r"\d{8}-\d{6}-[0-9a-z]+")

@@ -17,9 +17,8 @@ import pexpect
 import pytest
 
 from deftly.cli.run_question import DISMISSED_LINE
-from tests.cli import DEFTLY
 from tests.cli_run.helpers import deftly_run
-from tests.cli_run.test_interactive import processes_with, wait_for
+from tests.cli_run.pty import processes_with, spawn_run, wait_for
 from tests.conftest import subprocess_env
 from tests.scripted.script import Call, calls, say
 from tests.scripted.server import ModelServer
@@ -54,31 +53,6 @@ def ask(*questions: dict[str, Any]) -> Any:
     return calls(Call(TOOL, {"questions": list(questions)}, id="ask-1"))
 
 
-def spawn(server: ModelServer, workspace: Path, *args: str) -> pexpect.spawn:
-    """`deftly run ARGS` at a 40x100 terminal."""
-    env = subprocess_env(
-        OPENAI_API_KEY="k", TERM="xterm", PROMPT_TOOLKIT_NO_CPR="1", COLUMNS="100", LINES="40"
-    )
-    env.pop("NO_COLOR", None)
-    return pexpect.spawn(
-        DEFTLY,
-        [
-            "run",
-            "-w",
-            str(workspace),
-            "--base-url",
-            server.openai_url,
-            "--model",
-            "scripted",
-            *args,
-        ],
-        env=env,
-        encoding="utf-8",
-        dimensions=(40, 100),
-        timeout=30,
-    )
-
-
 @pytest.fixture
 def sessions() -> Iterator[list[pexpect.spawn]]:
     """Children still running at the end are killed (a failed test leaves nothing)."""
@@ -90,7 +64,7 @@ def sessions() -> Iterator[list[pexpect.spawn]]:
 
 
 def interactive(server: ModelServer, workspace: Path, sessions: list[pexpect.spawn]) -> Any:
-    child = spawn(server, workspace)
+    child = spawn_run(server, workspace)
     sessions.append(child)
     child.expect(PROMPT)
     return child
@@ -187,7 +161,7 @@ def test_ctrl_c_dismisses_a_question_and_still_cancels_the_turn_afterwards(
         say("Still here."),
     ]
     with ModelServer(script) as server:
-        child = spawn(server, workspace, "--yes")
+        child = spawn_run(server, workspace, "--yes")
         sessions.append(child)
         child.expect(PROMPT)
         child.sendline("do it")
@@ -210,7 +184,7 @@ def test_ctrl_c_dismisses_a_question_and_still_cancels_the_turn_afterwards(
 
 def test_print_mode_at_a_terminal_asks_too(workspace: Path, sessions: list[pexpect.spawn]) -> None:
     with ModelServer([ask(COLOUR), say("Going with green.")]) as server:
-        child = spawn(server, workspace, "style the button")
+        child = spawn_run(server, workspace, "style the button")
         sessions.append(child)
         child.expect("Esc dismisses")
         child.send(DOWN + DOWN + ENTER)
@@ -233,7 +207,7 @@ def test_json_at_a_terminal_does_not_offer_the_tool(
     workspace: Path, sessions: list[pexpect.spawn]
 ) -> None:
     with ModelServer([say("Fine.")]) as server:
-        child = spawn(server, workspace, "--json", "style the button")
+        child = spawn_run(server, workspace, "--json", "style the button")
         sessions.append(child)
         child.expect('"turn_end"')
         child.expect(pexpect.EOF)

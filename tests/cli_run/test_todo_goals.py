@@ -26,12 +26,11 @@ from deftly.execution.events import ToolCallStarted
 from deftly.features.todo.render import REMINDER
 from deftly.providers.types import Usage
 from tests.cli_run.helpers import deftly_run, json_lines, user_config, user_texts
-from tests.cli_run.test_interactive import PROMPT, sessions, spawn
+from tests.cli_run.pty import PROMPT, spawn
 from tests.scripted.script import Call, calls, say
 from tests.scripted.server import ModelServer
 
 pytestmark = pytest.mark.local_env
-__all__ = ["sessions"]  # the fixture, shared with the interactive tests
 
 PLAN = [
     {"title": "read the tests", "status": "done"},

@@ -17,7 +17,7 @@ import pytest
 
 from tests.cli import DEFTLY
 from tests.cli_run.helpers import user_texts
-from tests.cli_run.test_interactive import processes_with
+from tests.cli_run.pty import processes_with
 from tests.cli_run.test_interactive_inbox import FileClock, clock
 from tests.conftest import subprocess_env
 from tests.mcp.conftest import wait_until
