@@ -27,6 +27,7 @@ Call the board on the event loop.
 from __future__ import annotations
 
 import asyncio
+import logging
 import secrets
 import string
 import threading
@@ -38,6 +39,8 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from deftly.contract.tool import CancelToken
+
+log = logging.getLogger(__name__)
 
 KEEP_FINISHED = 200
 """Tasks that ended and were reported stay listed up to this many (the oldest go first)."""
@@ -225,7 +228,10 @@ class TaskBoard:
         with self._lock:
             self._notices[task.id] = notice
         for listener in tuple(self._listeners):
-            listener(notice)
+            try:
+                listener(notice)
+            except Exception:  # a listener's failure must not undo the task's ending
+                log.exception("a task-board listener failed")
         self._prune()
 
     def forget(self, task_id: str) -> None:
