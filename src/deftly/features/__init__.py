@@ -8,6 +8,7 @@ is, and what it is given, is in `deftly.features.api`.
 from __future__ import annotations
 
 from deftly.config.base import Section
+from deftly.features.agents.feature import FEATURE as AGENTS
 from deftly.features.api import Feature, feature_contributions, feature_tables
 from deftly.features.ask.feature import FEATURE as ASK
 from deftly.features.cron.feature import FEATURE as CRON
@@ -34,6 +35,7 @@ BUILTIN_FEATURES: tuple[Feature, ...] = (
     ASK,
     CRON,
     WEB,
+    AGENTS,
     MCP,
     DISCLOSURE,
 )
