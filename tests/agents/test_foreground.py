@@ -82,3 +82,60 @@ async def test_the_parent_gets_the_childs_report_and_both_are_told_apart(
     assert by_agent["main"] == turn.end.usage
     assert turn.end.total_usage.input_tokens == turn.end.usage.input_tokens + 150
     assert turn.end.to_json()["total_usage"]["input_tokens"] == turn.end.usage.input_tokens + 150
+
+
+FAST = """\
+---
+name: quick
+description: Answers quickly on the fast model.
+tools: Read
+model: fast
+---
+Be quick.
+"""
+
+BROKEN_MODEL = """\
+---
+name: remote
+description: Uses a model nobody configured.
+model: gpt-nowhere
+---
+"""
+
+
+async def test_a_type_with_a_model_talks_to_that_model(
+    make_runtime: Any, workspace: Path, monkeypatch: Any
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    folder = workspace / ".deftly" / "agents"
+    folder.mkdir(parents=True)
+    (folder / "quick.md").write_text(FAST)
+    (folder / "remote.md").write_text(BROKEN_MODEL)
+    parent = Router(
+        parent=[
+            calls(
+                agent_call("MARK-Q: quick one", subagent_type="quick"),
+                agent_call("MARK-X: remote one", subagent_type="remote"),
+            ),
+            say("ok"),
+        ],
+        children={},
+    )
+    fast = Router(parent=[], children={"MARK-Q": [say("Quick answer.")]})
+    with ModelServer(parent) as server, ModelServer(fast, model="fast-model") as fast_server:
+        config = {"models": {"fast": {"model": "fast-model", "base_url": fast_server.openai_url}}}
+        runtime = await make_runtime(features=features(), config=config)
+        agent = Agent(runtime, openai_provider(server))
+        turn = await run_turn(agent, "use the fast model")
+        await agent.aclose()
+    assert turn.end.stop_reason == "end_turn"
+    assert fast.seen["MARK-Q"][0]["model"] == "fast-model"
+    assert "MARK-Q" not in parent.seen  # the parent's server never saw the child
+    results = [e for e in of(turn.events, ev.ToolResult) if e.name == "Agent"]
+    quick, remote = sorted(results, key=lambda e: "remote" in e.output)
+    assert "[summary]\nQuick answer." in quick.output
+    assert remote.is_error
+    assert 'The "remote" agent type names the model "gpt-nowhere", which cannot be used' in (
+        remote.output
+    )

@@ -11,6 +11,7 @@ from deftly.agent import Agent
 from deftly.agent import events as ev
 from deftly.agent.children import human_seconds
 from deftly.contract.accesses import Accesses
+from deftly.session.subagents import AgentProfile
 from deftly.session.tasks import TaskBoard, TaskStatus
 from tests.agent.loop.helpers import content_text, openai_provider, run_turn
 from tests.agents.helpers import Router, agent_call, features, last_tool_result, of, reported_id
@@ -40,6 +41,11 @@ async def test_the_agent_call_declares_no_accesses_and_defaults_to_coder(
         described = tool.tool.description
         assert "at most 2 hours" in described
         assert "- explore: " in described and "- plan: " in described
+        # the web tools when present: FetchURL is, WebSearch is not configured
+        assert "  Tools: Read, Glob, Grep, ReadMediaFile, ListDirectory, FetchURL\n" in described
+        assert "- coder: " in described and "  Tools: all\n" in described
+        runtime.agent.subagents.profiles["late"] = AgentProfile("late", "Added later.", ("Read",))
+        assert "- late: Added later.\n  Tools: Read" in tool.tool.description  # read afresh
         await run_turn(agent, "say hello through a child")
         await agent.aclose()
     result = last_tool_result(router.seen["parent"][1])

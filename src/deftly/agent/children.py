@@ -215,7 +215,7 @@ class LocalChildren:
         from deftly.agent.agent import Agent
 
         config = scope.session.config.agents
-        provider: ChatProvider | None = None if profile.model else self.parent.provider
+        provider = self.parent.provider if profile.model is None else _own_provider(scope, profile)
         delegates = self.depth + 1 < config.max_depth and profile_delegates(profile, scope)
         return Agent(
             ChildScope(scope),
@@ -337,6 +337,20 @@ class LocalChildren:
 
     def _failed(self, spec: ChildSpec, message: str) -> ChildOutcome:
         return ChildOutcome(spec.agent_id, spec.profile.name, "failed", error=message)
+
+
+def _own_provider(scope: AgentRuntime, profile: AgentProfile) -> ChatProvider:
+    """The model a profile names, resolved like `--model NAME` (a `[models.NAME]` profile,
+    else a model id over `[model]`); a DeftlyError saying why when it cannot be used."""
+    from deftly.agent.models import ModelError, make_provider, resolve_model
+
+    try:
+        return make_provider(resolve_model(scope.session.config, profile.model))
+    except ModelError as exc:
+        raise DeftlyError(
+            f'The "{profile.name}" agent type names the model "{profile.model}", which '
+            f"cannot be used here: {exc.message}"
+        ) from None
 
 
 def _inherit_plan_mode(parent: AgentRuntime, child: AgentRuntime) -> None:
