@@ -139,3 +139,26 @@ async def test_a_type_with_a_model_talks_to_that_model(
     assert 'The "remote" agent type names the model "gpt-nowhere", which cannot be used' in (
         remote.output
     )
+
+
+async def test_turn_result_sums_usage_and_a_childs_step_limit_fails_its_run(
+    make_runtime: Any, workspace: Path
+) -> None:
+    router = Router(
+        parent=[calls(agent_call("MARK-M: look twice")), say("ok")],
+        children={"MARK-M": [calls(Call("Glob", {"pattern": "*"}), usage=(10, 5))]},
+    )
+    runtime = await make_runtime(features=features(), config={"agents": {"max_steps": 1}})
+    with ModelServer(router) as server:
+        agent = Agent(runtime, openai_provider(server))
+        result = await agent.run("delegate a long job")
+        await agent.aclose()
+    report = last_tool_result(router.seen["parent"][1])
+    assert (
+        "status: failed\n\nsubagent error: The subagent stopped after 1 step (its step limit)"
+        in report
+    )
+    [child_id] = [a for a in result.usage_by_agent if a != "main"]
+    assert result.usage_by_agent[child_id].input_tokens == 10
+    assert result.total_usage.input_tokens == result.usage.input_tokens + 10
+    assert result.total_usage.output_tokens == result.usage.output_tokens + 5

@@ -318,7 +318,8 @@ class LocalChildren:
         elif end.stop_reason == "max_steps":
             status = "failed"
             error = (
-                f"The subagent stopped after {end.steps} steps (its step limit) before finishing."
+                f"The subagent stopped after {end.steps} step{'s' if end.steps != 1 else ''} "
+                "(its step limit) before finishing; resume it to let it go on."
             )
         elif end.stop_reason in ("error", "budget"):
             status = "failed"
