@@ -227,6 +227,22 @@ async def test_two_swarms_in_one_reply_are_both_refused(
     assert script.child_requests == []
 
 
+async def test_two_identical_swarms_in_one_reply_are_both_refused(
+    make_runtime: Callable[..., Any],
+) -> None:
+    # the step runs identical calls once and shares the result: the veto still counts two
+    reply = calls(swarm_call(["a", "b"]), swarm_call(["a", "b"]))
+    script = Script([reply, say("ok")], lambda item, body: say("no"))
+    runtime = await make_runtime(features=FEATURES)
+    with ModelServer(script) as server:
+        agent = Agent(runtime, openai_provider(server))
+        await run_turn(agent, "go")
+        await agent.aclose()
+    results = tool_texts(script.parent_requests[1])
+    assert len(results) == 2 and all("called it 2 times" in r for r in results)
+    assert script.child_requests == []
+
+
 async def test_cancelling_the_turn_stops_every_child_and_its_processes(
     make_runtime: Callable[..., Any],
 ) -> None:
