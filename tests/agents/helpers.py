@@ -74,7 +74,7 @@ class Router:
         self.parent = list(parent)
         self.children = {k: list(v) for k, v in children.items()}
         self.seen: dict[str, list[dict[str, Any]]] = {"parent": []}
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()
         self.child_asked = threading.Event()
         """Set when the first request of a child arrives."""
 
@@ -89,9 +89,15 @@ class Router:
                     return self._next(marker, steps, body)
             return Fail(400, f"no child script for the prompt {prompt[:80]!r}")
 
+    def wait_for(self, *keys: str, timeout: float = 30) -> bool:
+        """Wait until a request of each of these scripts ("parent", a marker) arrived."""
+        with self._lock:
+            return self._lock.wait_for(lambda: all(k in self.seen for k in keys), timeout)
+
     def _next(self, key: str, steps: list[Planned], body: dict[str, Any]) -> Step:
         seen = self.seen.setdefault(key, [])
         seen.append(body)
+        self._lock.notify_all()
         if len(seen) > len(steps):
             return Fail(400, f"the {key} script has no step {len(seen)}")
         step = steps[len(seen) - 1]

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +12,7 @@ from deftly.agent import Agent
 from deftly.agent import events as ev
 from tests.agent.loop.helpers import openai_provider, run_turn
 from tests.agents.helpers import Router, features, last_tool_result, of, system_text
-from tests.scripted.script import Call, calls, say
+from tests.scripted.script import Call, Reply, Say, calls, say
 from tests.scripted.server import ModelServer
 
 
@@ -162,3 +164,33 @@ async def test_turn_result_sums_usage_and_a_childs_step_limit_fails_its_run(
     assert result.usage_by_agent[child_id].input_tokens == 10
     assert result.total_usage.input_tokens == result.usage.input_tokens + 10
     assert result.total_usage.output_tokens == result.usage.output_tokens + 5
+
+
+async def test_agent_calls_of_one_reply_run_at_the_same_time(make_runtime: Any) -> None:
+    gate = threading.Event()
+    router = Router(
+        parent=[
+            calls(agent_call("MARK-1: one"), agent_call("MARK-2: two")),
+            say("Both reported."),
+        ],
+        children={
+            "MARK-1": [Reply((Say("one done"),), gate=gate)],
+            "MARK-2": [Reply((Say("two done"),), gate=gate)],
+        },
+    )
+    runtime = await make_runtime(features=features())
+    try:
+        with ModelServer(router) as server:
+            agent = Agent(runtime, openai_provider(server))
+            running = asyncio.ensure_future(run_turn(agent, "two at once"))
+            # both children ask before either may finish (each waits on the gate)
+            assert await asyncio.to_thread(router.wait_for, "MARK-1", "MARK-2")
+            gate.set()
+            turn = await asyncio.wait_for(running, 30)
+            await agent.aclose()
+    finally:
+        gate.set()
+    assert turn.end.stop_reason == "end_turn"
+    outputs = [e.output for e in of(turn.events, ev.ToolResult) if e.name == "Agent"]
+    summaries = sorted(o.split("[summary]\n")[1].split("\n")[0] for o in outputs)
+    assert summaries == ["one done", "two done"]
