@@ -19,6 +19,10 @@ MISSING_RESULT = (
 )
 
 
+PARAGRAPH = TextPart("\n\n")
+"""What separates two user messages merged into one."""
+
+
 def project(messages: Sequence[Message]) -> list[Message]:
     """The history in the shape every provider accepts (see the module docstring)."""
     results: dict[str, Message] = {}
@@ -52,7 +56,9 @@ def project(messages: Sequence[Message]) -> list[Message]:
                 )
             continue
         if out and out[-1].role == message.role == "user":
-            out[-1] = Message("user", out[-1].parts + message.parts, meta=out[-1].meta)
+            # a blank line between them, so two prompts never run together as one text
+            parts = (*out[-1].parts, PARAGRAPH, *message.parts)
+            out[-1] = Message("user", parts, meta=out[-1].meta)
             continue
         out.append(message)
     return out
