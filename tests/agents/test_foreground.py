@@ -194,3 +194,29 @@ async def test_agent_calls_of_one_reply_run_at_the_same_time(make_runtime: Any) 
     outputs = [e.output for e in of(turn.events, ev.ToolResult) if e.name == "Agent"]
     summaries = sorted(o.split("[summary]\n")[1].split("\n")[0] for o in outputs)
     assert summaries == ["one done", "two done"]
+
+
+async def test_a_child_works_the_same_over_the_anthropic_wire(
+    make_runtime: Any, workspace: Path
+) -> None:
+    from deftly.providers.anthropic_messages import AnthropicProvider
+
+    (workspace / "b.txt").write_text("beta\n")
+    router = Router(
+        parent=[calls(agent_call("MARK-AN: read b.txt", subagent_type="plan")), say("ok")],
+        children={"MARK-AN": [calls(Call("Read", {"path": "b.txt"})), say("b.txt holds beta.")]},
+    )
+    runtime = await make_runtime(features=features())
+    with ModelServer(router) as server:
+        provider = AnthropicProvider(model="scripted", base_url=server.anthropic_url, api_key="k")
+        agent = Agent(runtime, provider)
+        turn = await run_turn(agent, "plan with a child")
+        await agent.aclose()
+    assert turn.end.stop_reason == "end_turn"
+    [result] = [e for e in of(turn.events, ev.ToolResult) if e.name == "Agent"]
+    assert "actual_subagent_type: plan\nstatus: completed\n\n[summary]\nb.txt holds beta." in (
+        result.output
+    )
+    [read] = [e for e in of(turn.events, ev.ToolResult) if e.name == "Read"]
+    assert read.agent_id.startswith("plan-") and "beta" in read.output
+    assert "You are a sub-agent" in system_text(router.seen["MARK-AN"][0])
