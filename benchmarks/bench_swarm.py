@@ -35,7 +35,6 @@ from deftly import Runtime
 from deftly.agent import Agent
 from deftly.agent import events as ev
 from deftly.features import BUILTIN_FEATURES
-from deftly.features.swarm.feature import FEATURE as SWARM
 from deftly.providers import ChatRequest, Message, TextPart, ToolSpec
 from deftly.providers.openai_chat import OpenAIProvider
 
@@ -44,15 +43,8 @@ PROMPT = "Answer for {{item}} in one word."
 
 
 def features() -> list[Any]:
-    """The built-in features, the agents feature (its profiles) when it exists, and swarm."""
-    chosen = list(BUILTIN_FEATURES)
-    try:
-        from deftly.features.agents.feature import FEATURE as AGENTS
-    except ImportError:
-        AGENTS = None
-    if AGENTS is not None and AGENTS not in chosen:
-        chosen.append(AGENTS)
-    return [*chosen, SWARM]
+    """The built-in features (agents and swarm among them)."""
+    return list(BUILTIN_FEATURES)
 
 
 def script(body: dict[str, Any]) -> Step:

@@ -16,7 +16,6 @@ from typing import Any, TypeAlias
 from deftly.agent import events as ev
 from deftly.agent.children import ROLE
 from deftly.features import BUILTIN_FEATURES
-from deftly.features.agents.feature import FEATURE as AGENTS
 from deftly.features.api import Feature
 from tests.scripted.script import Fail, Step
 
@@ -27,10 +26,8 @@ Planned: TypeAlias = Step | Callable[[dict[str, Any]], Step]
 
 
 def features() -> tuple[Feature, ...]:
-    """The built-in features with the agents feature among them."""
-    if AGENTS in BUILTIN_FEATURES:
-        return BUILTIN_FEATURES
-    return (*BUILTIN_FEATURES, AGENTS)
+    """The built-in features (the agents feature among them)."""
+    return BUILTIN_FEATURES
 
 
 def system_text(body: dict[str, Any]) -> str:

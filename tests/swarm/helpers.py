@@ -11,12 +11,11 @@ from typing import Any
 from deftly import Runtime
 from deftly.contract.tool import CancelToken
 from deftly.features import BUILTIN_FEATURES
-from deftly.features.swarm.feature import FEATURE as SWARM
 from deftly.session.subagents import AgentProfile, ChildOutcome, ChildSpec
 
 CODER = AgentProfile("coder", "Writes and changes code.")
 EXPLORE = AgentProfile("explore", "Reads and searches, changes nothing.", tools=("Read",))
-FEATURES = (*BUILTIN_FEATURES, SWARM)
+FEATURES = BUILTIN_FEATURES
 
 Answer = Callable[[ChildSpec], "ChildOutcome | None"]
 """How the fake answers a spec (None: wait until cancelled)."""

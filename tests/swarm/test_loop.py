@@ -15,13 +15,11 @@ from typing import Any
 from deftly.agent import Agent
 from deftly.agent import events as ev
 from deftly.features import BUILTIN_FEATURES
-from deftly.features.agents.feature import FEATURE as AGENTS
-from deftly.features.swarm.feature import FEATURE as SWARM
 from tests.agent.loop.helpers import openai_provider, run_turn
 from tests.scripted.script import Call, Fail, Step, calls, say
 from tests.scripted.server import ModelServer
 
-FEATURES = (*BUILTIN_FEATURES, *(() if AGENTS in BUILTIN_FEATURES else (AGENTS,)), SWARM)
+FEATURES = BUILTIN_FEATURES
 MARK = "SWARM-ITEM "
 
 

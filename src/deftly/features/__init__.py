@@ -20,6 +20,7 @@ from deftly.features.notify.feature import FEATURE as NOTIFY
 from deftly.features.plan.feature import FEATURE as PLAN
 from deftly.features.shell.feature import FEATURE as SHELL
 from deftly.features.skills.feature import FEATURE as SKILLS
+from deftly.features.swarm.feature import FEATURE as SWARM
 from deftly.features.todo.feature import FEATURE as TODO
 from deftly.features.web.feature import FEATURE as WEB
 from deftly.registry.contribution import ToolContribution
@@ -36,6 +37,7 @@ BUILTIN_FEATURES: tuple[Feature, ...] = (
     CRON,
     WEB,
     AGENTS,
+    SWARM,
     MCP,
     DISCLOSURE,
 )
