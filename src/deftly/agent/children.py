@@ -47,10 +47,10 @@ ROLE = """\
 # You are a sub-agent
 You are now running as a sub-agent: another agent (your parent) gave you the task in the
 next message. You start without its conversation, so everything you know is in that
-message and in the workspace. Work on your own with your tools; nobody will answer
-questions in between. Your final reply (without tool calls) goes to your parent, not to
-the user: make it a complete, self-contained report of what you found or did (paths,
-commands, results, what is left undone)."""
+message and in the workspace. Work on your own with your tools; your parent sees
+nothing of your work until you finish. Your final reply (without tool calls) goes to
+your parent, not to the user: make it a complete, self-contained report of what you
+found or did (paths, commands, results, what is left undone)."""
 
 FORWARDED_NOT = (ev.TurnStarted, ev.TurnEnded, ev.TextDelta, ev.ReasoningDelta)
 """A child's events its parent's stream does not repeat (they become SubagentStarted /
