@@ -9,9 +9,8 @@ from typing import Any
 
 from deftly.agent import Agent
 from deftly.agent import events as ev
-from deftly.agent.children import human_seconds
 from deftly.contract.accesses import Accesses
-from deftly.session.subagents import AgentProfile
+from deftly.session.subagents import AgentProfile, spoken_duration
 from deftly.session.tasks import TaskBoard, TaskStatus
 from tests.agent.loop.helpers import content_text, openai_provider, run_turn
 from tests.agents.helpers import Router, agent_call, features, last_tool_result, of, reported_id
@@ -54,9 +53,9 @@ async def test_the_agent_call_declares_no_accesses_and_defaults_to_coder(
 
 
 def test_the_timeout_reads_as_the_reference_says() -> None:
-    assert human_seconds(7200) == "2 hours"
-    assert human_seconds(60) == "1 minute"
-    assert human_seconds(30) == "30s"
+    assert spoken_duration(7200) == "2 hours"
+    assert spoken_duration(60) == "1 minute"
+    assert spoken_duration(30) == "30s"
 
 
 async def test_a_child_that_runs_out_of_time_fails_with_a_resume_hint(make_runtime: Any) -> None:

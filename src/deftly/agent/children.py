@@ -32,7 +32,13 @@ from deftly.providers.base import ChatProvider
 from deftly.providers.types import Usage
 from deftly.registry.activation import Profile
 from deftly.runtime.agent_runtime import AgentRuntime
-from deftly.session.subagents import AgentProfile, ChildOutcome, ChildSpec, ChildStatus
+from deftly.session.subagents import (
+    AgentProfile,
+    ChildOutcome,
+    ChildSpec,
+    ChildStatus,
+    spoken_duration,
+)
 
 if TYPE_CHECKING:
     from deftly.agent.agent import Agent
@@ -78,17 +84,6 @@ def child_prompt(parent_prompt: str, profile: AgentProfile) -> str:
     if profile.instructions.strip():
         parts += ["", f"# Instructions for the {profile.name} agent", profile.instructions.strip()]
     return "\n".join(parts) + "\n"
-
-
-def human_seconds(seconds: float) -> str:
-    """`2 hours`, `1 hour`, `5 minutes`, `30s`, `1.5s`."""
-    if seconds >= 3600 and seconds % 3600 == 0:
-        hours = int(seconds // 3600)
-        return f"{hours} hour{'s' if hours != 1 else ''}"
-    if seconds >= 60 and seconds % 60 == 0:
-        minutes = int(seconds // 60)
-        return f"{minutes} minute{'s' if minutes != 1 else ''}"
-    return f"{seconds:g}s"
 
 
 def profile_delegates(profile: AgentProfile, scope: AgentRuntime) -> bool:
@@ -305,7 +300,7 @@ class LocalChildren:
         if end.stop_reason == "cancelled":
             if timed_out:
                 status = "timed_out"
-                error = f"Agent timed out after {human_seconds(spec.timeout or 0)}."
+                error = f"Agent timed out after {spoken_duration(spec.timeout or 0)}."
             else:
                 status = "cancelled"
                 reason = cancel.reason if cancel.cancelled else None

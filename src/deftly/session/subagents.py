@@ -103,6 +103,17 @@ class ChildBackend(Protocol):
         ...
 
 
+def spoken_duration(seconds: float) -> str:
+    """A time limit as a model reads it: `2 hours`, `1 hour`, `5 minutes`, `30s`, `1.5s`."""
+    if seconds >= 3600 and seconds % 3600 == 0:
+        hours = int(seconds // 3600)
+        return f"{hours} hour{'s' if hours != 1 else ''}"
+    if seconds >= 60 and seconds % 60 == 0:
+        minutes = int(seconds // 60)
+        return f"{minutes} minute{'s' if minutes != 1 else ''}"
+    return f"{seconds:g}s"
+
+
 class SubagentDesk:
     """One agent's way to its children: the profiles it may use and the backend that runs
     them (None until an agent loop installs one)."""

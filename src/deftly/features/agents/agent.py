@@ -28,7 +28,13 @@ from deftly.features.agents.profiles import DEFAULT_PROFILE
 from deftly.features.agents.running import BackgroundRuns
 from deftly.policy.rules import glob_rule_matcher
 from deftly.registry.offer import ToolOffer
-from deftly.session.subagents import AgentProfile, ChildBackend, ChildSpec, SubagentDesk
+from deftly.session.subagents import (
+    AgentProfile,
+    ChildBackend,
+    ChildSpec,
+    SubagentDesk,
+    spoken_duration,
+)
 from deftly.session.tasks import TaskBoard, TaskStatus, TextTask
 
 log = logging.getLogger(__name__)
@@ -133,7 +139,7 @@ class AgentTool(Tool[AgentParams]):
             lines.append(f"- {profile.name}: {profile.description}")
             lines.append(f"  Tools: {render.tool_set(profile, names)}")
         return {
-            "TIMEOUT": _duration(self.config.timeout),
+            "TIMEOUT": spoken_duration(self.config.timeout),
             "BACKGROUND": BACKGROUND_ON if self._background_possible() else BACKGROUND_OFF,
             "DEFAULT_TYPE": DEFAULT_PROFILE,
             "AGENT_TYPES": "\n".join(lines) if lines else "- (none defined)",
@@ -286,13 +292,3 @@ def _resume_problem(backend: ChildBackend, agent_id: str) -> str | None:
             "Wait for its result, or start a new agent."
         )
     return None
-
-
-def _duration(seconds: float) -> str:
-    if seconds >= 3600 and seconds % 3600 == 0:
-        hours = int(seconds // 3600)
-        return f"{hours} hour{'s' if hours != 1 else ''}"
-    if seconds >= 60 and seconds % 60 == 0:
-        minutes = int(seconds // 60)
-        return f"{minutes} minute{'s' if minutes != 1 else ''}"
-    return f"{seconds:g} seconds"

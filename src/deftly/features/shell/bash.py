@@ -20,7 +20,7 @@ from deftly.contract.result import ToolResult
 from deftly.contract.tool import Tool, ToolContext, ToolExecution, ToolTraits, ToolUpdate
 from deftly.contract.traits import traits_of
 from deftly.execution.result_builder import ResultBuilder
-from deftly.features.shell.format import format_duration, format_size, record
+from deftly.features.shell.format import format_size, record
 from deftly.features.shell.fullscreen import full_screen_refusal, may_be_full_screen
 from deftly.features.shell.harmless import harmless_problem, prefix_rules
 from deftly.features.shell.mentions import may_name_secrets, named_secrets
@@ -43,7 +43,7 @@ from deftly.policy.control import ControlFiles
 from deftly.policy.paths import Workspace
 from deftly.policy.rules import literal_rule
 from deftly.registry.registry import ToolRegistry
-from deftly.session.tasks import TaskStatus
+from deftly.session.tasks import TaskStatus, format_duration
 
 LINE_CHARS = 2_000
 FOOTER_CHARS = 1_500

@@ -6,20 +6,6 @@ from collections.abc import Iterable
 from datetime import datetime
 
 
-def format_duration(seconds: float) -> str:
-    """`850ms`, `12s`, `3m 05s`, `1h 02m`."""
-    if seconds < 1:
-        return f"{round(seconds * 1000)}ms"
-    if seconds < 60:
-        whole = seconds >= 10 or float(seconds).is_integer()
-        return f"{seconds:.0f}s" if whole else f"{seconds:.1f}s"
-    minutes, secs = divmod(round(seconds), 60)
-    if minutes < 60:
-        return f"{minutes}m {secs:02d}s"
-    hours, minutes = divmod(minutes, 60)
-    return f"{hours}h {minutes:02d}m"
-
-
 def format_size(size: int) -> str:
     """`512 bytes`, `1.5 KiB`, `16 MiB`."""
     if size < 1024:

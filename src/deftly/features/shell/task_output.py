@@ -10,11 +10,10 @@ from deftly.contract.describe import describe
 from deftly.contract.display import TaskDisplay
 from deftly.contract.result import ToolResult
 from deftly.contract.tool import Tool, ToolContext, ToolExecution, ToolTraits
-from deftly.features.shell.format import format_duration
 from deftly.features.shell.tasks import BackgroundTasks
 from deftly.features.shell.views import render_task
 from deftly.policy.rules import glob_rule_matcher
-from deftly.session.tasks import BackgroundTask
+from deftly.session.tasks import BackgroundTask, format_duration
 
 MAX_WAIT = 600
 

@@ -45,11 +45,11 @@ from deftly.contract.tool import CancelToken
 from deftly.env.base import ExecEnv
 from deftly.env.tree import PROCESS_TREE_MISSING, exit_status
 from deftly.execution.events import EventBus, RuntimeNotice
-from deftly.features.shell.format import format_duration, format_size
+from deftly.features.shell.format import format_size
 from deftly.features.shell.launch import ShellLauncher
 from deftly.features.shell.output import OutputLog
 from deftly.policy.paths import Workspace
-from deftly.session.tasks import OutputSnapshot, TaskBoard, TaskEnded, TaskStatus
+from deftly.session.tasks import OutputSnapshot, TaskBoard, TaskEnded, TaskStatus, format_duration
 
 log = logging.getLogger(__name__)
 
@@ -741,18 +741,7 @@ class BackgroundTasks:
         self, tasks: Iterable[ShellTask], seconds: float, cancel: CancelToken | None = None
     ) -> None:
         """Return when any of the tasks ends, `cancel` fires, or `seconds` pass."""
-        waits: list[asyncio.Future[Any]] = [
-            asyncio.ensure_future(t._done.wait()) for t in tasks if t.running
-        ]
-        if not waits:
-            return
-        if cancel is not None:
-            waits.append(asyncio.ensure_future(cancel.wait()))
-        try:
-            await asyncio.wait(waits, timeout=max(seconds, 0), return_when="FIRST_COMPLETED")
-        finally:
-            for waiter in waits:
-                waiter.cancel()
+        await self.board.wait_any(tasks, seconds, cancel)
 
     def get(self, task_id: str) -> ShellTask | None:
         """The background task with this id, or None."""

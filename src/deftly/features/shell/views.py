@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import time
 
-from deftly.features.shell.format import format_duration, format_size, local_time, record
+from deftly.features.shell.format import format_size, local_time, record
 from deftly.features.shell.output import decode_tail
 from deftly.features.shell.tasks import ShellTask, signal_name
-from deftly.session.tasks import BackgroundTask, TaskStatus, ran_for
+from deftly.session.tasks import BackgroundTask, TaskStatus, format_duration, ran_for
 
 
 def task_fields(task: ShellTask, *, now: float | None = None) -> list[tuple[str, object]]:
