@@ -58,7 +58,15 @@ def test_tools_lists_active_tools_as_json(cli_workspace: Path) -> None:
     assert {"Big", "Broken", "Echo", "Sleep"} <= set(names)  # beside the built-in tools
     assert names == sorted(names)
     echo = next(t for t in tools if t["name"] == "Echo")
-    assert set(echo) == {"name", "description", "parameters", "source", "disclosure"}
+    assert set(echo) == {
+        "name",
+        "description",
+        "parameters",
+        "source",
+        "disclosure",
+        "title",
+        "output_schema",
+    }
     assert echo["parameters"]["additionalProperties"] is False
     table = deftly("tools", "-w", str(cli_workspace))
     assert "Echo" in table.stdout and "builtin" in table.stdout

@@ -44,6 +44,7 @@ from deftly.contract.tool import (
     ToolExecution,
     ToolTraits,
     ToolUpdate,
+    tool_title,
 )
 
 __all__ = [
@@ -94,4 +95,5 @@ __all__ = [
     "describe",
     "input_json_schema",
     "render_template",
+    "tool_title",
 ]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import base64
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeAlias
 
@@ -57,7 +57,8 @@ class ToolResult:
     me to disk" (Read pages itself). `stop_turn` asks the agent loop to end the turn.
     `delivery` is text for the conversation after this result (a loaded skill): the
     executor pushes it to the agent's injection channel (kind "skill"); it stays on the
-    result too, for callers that read it there.
+    result too, for callers that read it there. `structured` is the same outcome as JSON,
+    matching the tool's `output_schema` (MCP `structuredContent`); models read `output`.
 
     A failed call is `ToolResult.error(message)` (`is_error`). A tool may instead raise
     `ToolError(message)` from `resolve` or `execute`: the executor makes the same error
@@ -71,6 +72,7 @@ class ToolResult:
     stop_turn: bool = False
     spill_exempt: bool = False
     delivery: str | None = None
+    structured: Mapping[str, Any] | None = None
 
     @classmethod
     def ok(
@@ -82,6 +84,7 @@ class ToolResult:
         spill_exempt: bool = False,
         stop_turn: bool = False,
         delivery: str | None = None,
+        structured: Mapping[str, Any] | None = None,
     ) -> ToolResult:
         """A successful result."""
         return cls(
@@ -91,6 +94,7 @@ class ToolResult:
             spill_exempt=spill_exempt,
             stop_turn=stop_turn,
             delivery=delivery,
+            structured=structured,
         )
 
     @classmethod

@@ -21,6 +21,7 @@ its cancel token, where to report progress, and what the before-hooks handed ove
 from __future__ import annotations
 
 import asyncio
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -199,6 +200,10 @@ class BaseTool(ABC):
     description: str
     traits: ToolTraits = ToolTraits()
     """Class-level for most tools; per instance for tools described at run time (MCP)."""
+    title: str | None = None
+    """A short name for people ("Read file"); `tool_title()` derives one when unset."""
+    output_schema: JsonSchema | None = None
+    """The JSON schema of `ToolResult.structured`, for tools whose results have a shape."""
 
     @property
     @abstractmethod
@@ -218,6 +223,18 @@ class BaseTool(ABC):
     def description_vars(self) -> Mapping[str, object]:
         """Values for `${NAME}` placeholders in the description."""
         return {}
+
+
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+")
+
+
+def tool_title(tool: BaseTool) -> str:
+    """The tool's title, or one made of its name ("TaskOutput" -> "Task output")."""
+    if tool.title:
+        return tool.title
+    words = _WORD.findall(tool.name.rsplit("__", 1)[-1]) or [tool.name]
+    text = " ".join(w if w.isupper() and len(w) > 1 else w.lower() for w in words)
+    return text[:1].upper() + text[1:]
 
 
 class Tool(BaseTool, Generic[P]):

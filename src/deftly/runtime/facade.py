@@ -31,7 +31,7 @@ from deftly.contract.diagnostics import Diagnostic
 from deftly.contract.errors import ConfigError, DeftlyError
 from deftly.contract.identity import MAIN_AGENT, Identity
 from deftly.contract.schema import JsonSchema
-from deftly.contract.tool import BaseTool, CancelToken, ToolExecution
+from deftly.contract.tool import BaseTool, CancelToken, ToolExecution, tool_title
 from deftly.contract.traits import ToolTraits
 from deftly.env.base import ExecEnv
 from deftly.env.local import LocalEnv
@@ -421,7 +421,15 @@ class Runtime:
         asks the person needs an answerer; one that schedules prompts needs an inbox
         consumer)."""
         return [
-            ToolInfo(e.name, e.tool.description, e.tool.parameters, e.source, e.disclosure)
+            ToolInfo(
+                e.name,
+                e.tool.description,
+                e.tool.parameters,
+                e.source,
+                e.disclosure,
+                tool_title(e.tool),
+                e.tool.output_schema,
+            )
             for e in self._agent.offered()
         ]
 

@@ -18,6 +18,8 @@ class ToolInfo:
     parameters: JsonSchema
     source: Source
     disclosure: Disclosure
+    title: str = ""
+    output_schema: JsonSchema | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The tool as JSON for `deftly tools --json`: name, description, schema, source and
@@ -28,4 +30,6 @@ class ToolInfo:
             "parameters": self.parameters,
             "source": self.source,
             "disclosure": self.disclosure,
+            "title": self.title,
+            "output_schema": self.output_schema,
         }
