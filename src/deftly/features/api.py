@@ -96,6 +96,9 @@ class RunOptions:
     MCP feature starts only the servers of these tools)."""
     plugins: bool = True
     """Whether installed packages may contribute (tools, skills)."""
+    connect_in_background: bool = False
+    """Whether `start()` may return before slow connections are made (mounted MCP servers):
+    their tools then appear later, announced by a change event (a long-lived server)."""
 
 
 @dataclass(eq=False)

@@ -241,6 +241,13 @@ class Runtime:
         self._session.with_options(background=False)
         return self
 
+    def connect_in_background(self) -> Self:
+        """For a long-lived host (`deftly serve`): `start()` returns without waiting for
+        mounted MCP servers; their tools appear as each connects (a change event). Call
+        before `start()`."""
+        self._session.with_options(connect_in_background=True)
+        return self
+
     def add_mcp_config(self, path: str | Path) -> None:
         """Mount the servers of one more mcp.json file too (call before `start()`)."""
         config = self._session.config

@@ -113,6 +113,7 @@ class SessionRuntime:
         background: bool | None = None,
         only_tools: frozenset[str] | None = None,
         plugins: bool | None = None,
+        connect_in_background: bool | None = None,
     ) -> None:
         """Change how the host will use the runtime (before `start()`); None keeps a value."""
         options = self.options
@@ -120,6 +121,11 @@ class SessionRuntime:
             background=options.background if background is None else background,
             only_tools=options.only_tools if only_tools is None else only_tools,
             plugins=options.plugins if plugins is None else plugins,
+            connect_in_background=(
+                options.connect_in_background
+                if connect_in_background is None
+                else connect_in_background
+            ),
         )
 
     def budget(self) -> OutputBudget:

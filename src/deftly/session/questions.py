@@ -16,7 +16,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Protocol, TypeAlias
+from typing import Any, Protocol, TypeAlias
 
 from deftly.contract.identity import Identity
 
@@ -45,6 +45,20 @@ class Question:
 
 
 @dataclass(frozen=True, slots=True)
+class FormSpec:
+    """The form a request stands for, when it came as one (an MCP server's elicitation).
+
+    `questions[i]` of the request asks for the property `keys[i]` of `schema`. An answerer
+    that can show forms itself (an MCP client) may show `message` and `schema` as they are;
+    it still answers keyed by question text, each value as a string (`true`/`false`, numbers
+    as written), and the form's owner turns the answers back into typed values."""
+
+    message: str
+    schema: Mapping[str, Any]
+    keys: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class QuestionRequest:
     """The questions of one tool call, for one answerer."""
 
@@ -53,6 +67,8 @@ class QuestionRequest:
     questions: tuple[Question, ...]
     identity: Identity | None = None
     """The agent asking (None outside an agent)."""
+    form: FormSpec | None = None
+    """Set when the questions stand for a form (see `FormSpec`)."""
 
 
 Answers: TypeAlias = Mapping[str, str]

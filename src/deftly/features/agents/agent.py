@@ -106,6 +106,7 @@ class AgentTool(Tool[AgentParams]):
     no accesses, so several Agent calls of one reply run at the same time."""
 
     name = "Agent"
+    title = "Run a sub-agent"
     description = describe("agent.md")
     params = AgentParams
     traits = ToolTraits(delegates=True, read_only=True)

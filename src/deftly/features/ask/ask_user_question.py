@@ -113,6 +113,7 @@ class AskUserQuestionTool(Tool[AskUserQuestionParams]):
     ask a question would be absurd) and plan mode lets it run."""
 
     name = "AskUserQuestion"
+    title = "Ask the user"
     description = describe("ask_user_question.md")
     params = AskUserQuestionParams
     traits = ToolTraits(asks_user=True, read_only=True)

@@ -46,6 +46,7 @@ class CronCreateTool(Tool[CronCreateParams]):
     refuses it) and is offered only while something runs the prompts (`uses_inbox`)."""
 
     name = "CronCreate"
+    title = "Schedule a prompt"
     description = describe("cron_create.md")
     params = CronCreateParams
     traits = ToolTraits(schedules_work=True, uses_inbox=True)

@@ -24,6 +24,7 @@ class CronDeleteTool(Tool[CronDeleteParams]):
     refuses it)."""
 
     name = "CronDelete"
+    title = "Delete a scheduled prompt"
     description = describe("cron_delete.md")
     params = CronDeleteParams
     traits = ToolTraits(schedules_work=True, uses_inbox=True, destructive=True, idempotent=True)

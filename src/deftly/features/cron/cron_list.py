@@ -28,6 +28,7 @@ class CronListTool(Tool[CronListParams]):
     """Lists the jobs (read-only: plan mode lets it run, manual mode never asks)."""
 
     name = "CronList"
+    title = "List scheduled prompts"
     description = describe("cron_list.md")
     params = CronListParams
     traits = ToolTraits(read_only=True, idempotent=True, uses_inbox=True)

@@ -25,6 +25,7 @@ class SelectTools(Tool[SelectToolsParams]):
     """Loads deferred tools' definitions by name, so the next request lists them."""
 
     name = SELECT_TOOLS
+    title = "Load more tools"
     description = describe("select_tools.md")
     params = SelectToolsParams
     traits = ToolTraits(read_only=True, idempotent=True, discloses_tools=True)

@@ -58,6 +58,7 @@ class EditTool(TrackedFileTool[EditParams]):
     """Edit: replace an exact string in a file (once, or every occurrence), written atomically."""
 
     name = "Edit"
+    title = "Edit a file"
     params = EditParams
     description = describe("edit.md")
     traits = ToolTraits(destructive=True, writes_files=True)

@@ -53,6 +53,7 @@ class GlobTool(SearchTool[GlobParams]):
     """Glob: the files whose paths match a pattern, newest first, honouring .gitignore."""
 
     name = "Glob"
+    title = "Find files by name"
     params = GlobParams
     description = describe("glob.md")
     traits = ToolTraits(read_only=True, idempotent=True)

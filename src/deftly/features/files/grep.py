@@ -144,6 +144,7 @@ class GrepTool(SearchTool[GrepParams]):
     """Grep: search file contents with ripgrep (matches, files or counts)."""
 
     name = "Grep"
+    title = "Search file contents"
     params = GrepParams
     description = describe("grep.md")
     traits = ToolTraits(read_only=True, idempotent=True)

@@ -67,6 +67,7 @@ class ListDirectoryTool(SearchTool[ListDirectoryParams]):
     """ListDirectory: a bounded tree of a directory with sizes, honouring .gitignore."""
 
     name = "ListDirectory"
+    title = "List a directory"
     params = ListDirectoryParams
     description = describe("list_directory.md")
     traits = ToolTraits(read_only=True, idempotent=True)

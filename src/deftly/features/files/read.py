@@ -106,6 +106,7 @@ class ReadTool(TrackedFileTool[ReadParams]):
     """Read: a window of lines of a text file, numbered, with the stale-read stamp taken."""
 
     name = "Read"
+    title = "Read a file"
     params = ReadParams
     description = describe("read.md")
     traits = ToolTraits(read_only=True, idempotent=True)

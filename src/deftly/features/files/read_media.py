@@ -54,6 +54,7 @@ class ReadMediaFileTool(SingleFileTool[ReadMediaParams]):
     """ReadMediaFile: an image (or a region of it, downscaled) as content the model sees."""
 
     name = "ReadMediaFile"
+    title = "View an image or media file"
     params = ReadMediaParams
     description = describe("read_media.md")
     traits = ToolTraits(read_only=True, idempotent=True)

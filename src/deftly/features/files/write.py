@@ -102,6 +102,7 @@ class WriteTool(TrackedFileTool[WriteParams]):
     """Write: create or overwrite (or append to) a file atomically, keeping its format."""
 
     name = "Write"
+    title = "Write a file"
     params = WriteParams
     description = describe("write.md")
     traits = ToolTraits(destructive=True, writes_files=True)

@@ -33,6 +33,7 @@ class CreateGoalTool(Tool[CreateGoalParams]):
     goal (its `goal_start` display) before the agent commits to it."""
 
     name = "CreateGoal"
+    title = "Set a goal"
     description = describe("create_goal.md")
     params = CreateGoalParams
     traits = ToolTraits()

@@ -19,6 +19,7 @@ class GetGoalTool(Tool[GetGoalParams]):
     """Reads the session's goal (`{"goal": null}` when there is none)."""
 
     name = "GetGoal"
+    title = "Show the goal"
     description = describe("get_goal.md")
     params = GetGoalParams
     traits = ToolTraits(read_only=True, idempotent=True)

@@ -24,6 +24,7 @@ class SetGoalBudgetTool(Tool[SetGoalBudgetParams]):
     budget the goal has already reached blocks the goal and ends the turn at once."""
 
     name = "SetGoalBudget"
+    title = "Set the goal's budget"
     description = describe("set_goal_budget.md")
     params = SetGoalBudgetParams
     traits = ToolTraits(read_only=True)

@@ -45,6 +45,7 @@ class UpdateGoalTool(Tool[UpdateGoalParams]):
     over, and the model's next reply is its final message to the user."""
 
     name = "UpdateGoal"
+    title = "Update the goal"
     description = describe("update_goal.md")
     params = UpdateGoalParams
     traits = ToolTraits(read_only=True)

@@ -23,7 +23,12 @@ from deftly.features.mcp.specs import InvalidServer, ServerSpec, State, load_spe
 from deftly.registry.registry import Disclosure, ToolRegistry
 
 if TYPE_CHECKING:  # the SDK is imported only when a server is configured (it is slow to load)
+    import mcp.types as mt
+
     from deftly.features.mcp.connection import McpConnection
+
+ChangeKind = Literal["tools", "resources", "prompts"]
+"""What changed among the mounted servers' offerings (for `McpManager.on_change`)."""
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +61,33 @@ class MountedTool:
     name: str
     """The deftly name (`mcp__server__tool`)."""
     remote_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class MountedResource:
+    """A resource of a mounted server as deftly re-exports it: `uri` is deftly's
+    (namespaced by server), `remote_uri` the server's own."""
+
+    uri: str
+    remote_uri: str
+    server: str
+    name: str
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MountedPrompt:
+    """A prompt of a mounted server as deftly re-exports it (`mcp__<server>__<prompt>`)."""
+
+    name: str
+    remote_name: str
+    server: str
+    title: str | None = None
+    description: str | None = None
+    arguments: tuple[tuple[str, str | None, bool], ...] = ()
+    """(name, description, required) of each argument."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,6 +298,37 @@ class McpManager:
                     f"not running ({reason}). Tell the user; `deftly mcp list` shows the details."
                 )
         return None
+
+    # -- resources, prompts, changes (issue 17: API fixed here, filled in by the mount work) --
+
+    def resources(self) -> list[MountedResource]:
+        """Every connected server's resources, namespaced."""
+        return []
+
+    async def read_resource(self, uri: str) -> mt.ReadResourceResult:
+        """Read one re-exported resource through its server; DeftlyError when `uri` is not one
+        of `resources()` or the server cannot be reached."""
+        from deftly.contract.errors import DeftlyError
+
+        raise DeftlyError(f"No mounted MCP server offers the resource {uri}.")
+
+    def prompts(self) -> list[MountedPrompt]:
+        """Every connected server's prompts, namespaced."""
+        return []
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None) -> mt.GetPromptResult:
+        """Get one re-exported prompt through its server; DeftlyError when unknown."""
+        from deftly.contract.errors import DeftlyError
+
+        raise DeftlyError(f'No mounted MCP server offers the prompt "{name}".')
+
+    def on_change(self, listener: Callable[[ChangeKind], None]) -> Callable[[], None]:
+        """Call `listener` whenever the mounted tools, resources or prompts change (a server
+        connected late, or sent a list_changed notification); returns the unsubscriber."""
+        return lambda: None
+
+    def roots_changed(self) -> None:
+        """The workspace's directories changed: tell every mounted server (roots/list_changed)."""
 
     # -- status --------------------------------------------------------------------------
 

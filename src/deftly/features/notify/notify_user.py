@@ -41,6 +41,7 @@ class NotifyUserTool(Tool[NotifyUserParams]):
     nothing, so it is never asked about)."""
 
     name = "NotifyUser"
+    title = "Notify the user"
     description = describe("notify_user.md")
     params = NotifyUserParams
     traits = ToolTraits(read_only=True)

@@ -26,6 +26,7 @@ class EnterPlanModeTool(Tool[EnterPlanModeParams]):
     (read-only: it changes no workspace file, so it needs no approval)."""
 
     name = "EnterPlanMode"
+    title = "Enter plan mode"
     description = describe("enter_plan_mode.md")
     params = EnterPlanModeParams
     traits = ToolTraits(read_only=True, idempotent=True)

@@ -51,6 +51,7 @@ class ExitPlanModeTool(Tool[ExitPlanModeParams]):
     """
 
     name = "ExitPlanMode"
+    title = "Leave plan mode"
     description = describe("exit_plan_mode.md")
     params = ExitPlanModeParams
     traits = ToolTraits(read_only=True, exits_plan_mode=True)

@@ -93,6 +93,7 @@ class BashTool(Tool[BashParams]):
     """Bash: run a shell command in the workspace, in the foreground or as a background task."""
 
     name = "Bash"
+    title = "Run a shell command"
     description = describe("bash.md")
     params = BashParams
     traits = ToolTraits(destructive=True, open_world=True)

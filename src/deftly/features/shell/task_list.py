@@ -30,6 +30,7 @@ class TaskListTool(Tool[TaskListParams]):
     """TaskList: the session's background tasks and how each is doing."""
 
     name = "TaskList"
+    title = "List background tasks"
     description = describe("task_list.md")
     params = TaskListParams
     traits = ToolTraits(read_only=True, idempotent=True)

@@ -48,6 +48,7 @@ class TaskOutputTool(Tool[TaskOutputParams]):
     """TaskOutput: the end of a background task's output, and how it is doing."""
 
     name = "TaskOutput"
+    title = "Read a task's output"
     description = describe("task_output.md")
     params = TaskOutputParams
     traits = ToolTraits(read_only=True, reads_task_output=True)

@@ -28,6 +28,7 @@ class TaskStopTool(Tool[TaskStopParams]):
     """TaskStop: stop a background task (its whole process group)."""
 
     name = "TaskStop"
+    title = "Stop a background task"
     description = describe("task_stop.md")
     params = TaskStopParams
     traits = ToolTraits(destructive=True, idempotent=True, stops_tasks=True)

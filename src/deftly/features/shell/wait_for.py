@@ -47,6 +47,7 @@ class WaitForTool(Tool[WaitForParams]):
     """WaitFor: wait until background tasks end (any or all), or a timeout."""
 
     name = "WaitFor"
+    title = "Wait for background tasks"
     description = describe("wait_for.md")
     params = WaitForParams
     traits = ToolTraits(read_only=True)

@@ -62,6 +62,7 @@ class SkillTool(Tool[SkillParams]):
     conversation."""
 
     name = "Skill"
+    title = "Use a skill"
     description = describe("skill.md")
     params = SkillParams
     traits = ToolTraits(read_only=True)

@@ -64,6 +64,7 @@ class AgentSwarmTool(Tool[AgentSwarmParams]):
     can run children (`delegates`)."""
 
     name = "AgentSwarm"
+    title = "Run a swarm of sub-agents"
     description = describe("agent_swarm.md")
     params = AgentSwarmParams
     traits = ToolTraits(open_world=True, delegates=True, alone_in_reply=True)

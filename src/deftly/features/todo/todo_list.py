@@ -38,6 +38,7 @@ class TodoListTool(Tool[TodoListParams]):
     """
 
     name = "TodoList"
+    title = "Update the to-do list"
     description = describe("todo_list.md")
     params = TodoListParams
     traits = ToolTraits(read_only=True, idempotent=True)

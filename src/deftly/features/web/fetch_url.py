@@ -59,6 +59,7 @@ class FetchURLTool(Tool[FetchURLParams]):
     says off the machine, so manual mode asks, by domain."""
 
     name = "FetchURL"
+    title = "Fetch a web page"
     description = describe("fetch_url.md")
     params = FetchURLParams
     traits = ToolTraits(open_world=True, idempotent=True)

@@ -68,6 +68,7 @@ class WebSearchTool(Tool[WebSearchParams]):
     third party, so manual mode asks (a person may allow every search for the session)."""
 
     name = "WebSearch"
+    title = "Search the web"
     description = describe("web_search.md")
     params = WebSearchParams
     traits = ToolTraits(open_world=True, idempotent=True)
