@@ -39,6 +39,9 @@ def pytest_configure(config: pytest.Config) -> None:
         "local_env: the test is about a local mechanism (the command line, LocalEnv, host "
         "paths), so the rooted run skips it",
     )
+    config.addinivalue_line(
+        "markers", "ray: the test runs a real Ray (select with `-m ray`; they run in the suite)"
+    )
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
