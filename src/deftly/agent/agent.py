@@ -44,7 +44,7 @@ from deftly.providers.types import ChatRequest, Message, TextPart, ThinkPart, To
 from deftly.session.turns import TurnBudget, TurnEnd, TurnStart
 
 if TYPE_CHECKING:
-    from deftly.agent.children import LocalChildren
+    from deftly.agent.children import ChildrenFactory, ClosingBackend
     from deftly.agent.context import ContextKeeper
     from deftly.agent.scope import DrivenScope
     from deftly.agent.transcript import TranscriptWriter
@@ -101,6 +101,8 @@ class Agent:
     `context_window` setting). `delegates`: whether this agent may start sub-agents (the
     Agent tools), within `[agents] max_depth`; `depth` is how deep it is (0: the main
     agent). `close_provider`: whether `aclose` closes the provider (not when shared).
+    `children_backend`: makes the backend its children run on (None: `LocalChildren`, in
+    this process; `deftly.scale.children_backend(config)` gives the configured one).
     """
 
     def __init__(
@@ -117,12 +119,14 @@ class Agent:
         delegates: bool = True,
         depth: int = 0,
         close_provider: bool = True,
+        children_backend: ChildrenFactory | None = None,
     ) -> None:
         self._runtime = runtime
+        self._children_factory = children_backend
         self._delegates = delegates
         self._depth = depth
         self._close_provider = close_provider
-        self._children: LocalChildren | None = None
+        self._children: ClosingBackend | None = None
         self._turn_usage: dict[str, Usage] = {}
         self._provider = provider
         self._model_name = model
@@ -651,7 +655,8 @@ class Agent:
             return  # a host's own backend stays
         from deftly.agent.children import LocalChildren
 
-        self._children = LocalChildren(self, self._runtime.agent, self._depth)
+        factory = self._children_factory or LocalChildren
+        self._children = factory(self, self._runtime.agent, self._depth)
         desk.backend = self._children
 
     def _settings_window(self) -> int:

@@ -17,8 +17,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, TypeAlias
 
 from pydantic import BaseModel, Field
 
@@ -34,6 +35,7 @@ from deftly.registry.activation import Profile
 from deftly.runtime.agent_runtime import AgentRuntime
 from deftly.session.subagents import (
     AgentProfile,
+    ChildBackend,
     ChildOutcome,
     ChildSpec,
     ChildStatus,
@@ -61,6 +63,20 @@ found or did (paths, commands, results, what is left undone)."""
 FORWARDED_NOT = (ev.TurnStarted, ev.TurnEnded, ev.TextDelta, ev.ReasoningDelta)
 """A child's events its parent's stream does not repeat (they become SubagentStarted /
 SubagentEnded, or the complete Text / Reasoning carry the same words)."""
+
+
+class ClosingBackend(ChildBackend, Protocol):
+    """A backend an agent installs on its desk, and closes when it closes."""
+
+    async def aclose(self) -> None:
+        """Stop what it runs and let go of what it holds."""
+        ...
+
+
+ChildrenFactory: TypeAlias = Callable[["Agent", AgentRuntime, int], ClosingBackend]
+"""Makes the backend of an agent's children from the agent, its scope and its depth (0:
+the main agent). The local backend (`LocalChildren`) is one; a host above the agent loop
+passes another to `Agent(children_backend=...)` (the Ray one: `deftly.scale`)."""
 
 
 class ChildRecord(BaseModel):
@@ -286,53 +302,68 @@ class LocalChildren:
         cancel: CancelToken,
     ) -> ChildOutcome:
         path = str(transcript_path(self.scope.session.session_dir, spec.agent_id))
-        if end is None:
-            return ChildOutcome(
-                spec.agent_id,
-                profile.name,
-                "failed",
-                error=crash or "The sub-agent ended without finishing its turn.",
-                transcript=path,
-            )
-        total = end.total_usage
-        status: ChildStatus = "completed"
-        error: str | None = None
-        if end.stop_reason == "cancelled":
-            if timed_out:
-                status = "timed_out"
-                error = f"Agent timed out after {spoken_duration(spec.timeout or 0)}."
-            else:
-                status = "cancelled"
-                reason = cancel.reason if cancel.cancelled else None
-                error = (
-                    "The subagent was stopped before it finished by user."
-                    if cancel.by_user
-                    else "The subagent was stopped before it finished."
-                    + (f" Reason: {reason}" if reason else "")
-                )
-        elif end.stop_reason == "max_steps":
-            status = "failed"
-            error = (
-                f"The subagent stopped after {end.steps} step{'s' if end.steps != 1 else ''} "
-                "(its step limit) before finishing; resume it to let it go on."
-            )
-        elif end.stop_reason in ("error", "budget"):
-            status = "failed"
-            error = end.error or "The subagent's model request failed."
-        return ChildOutcome(
-            spec.agent_id,
-            profile.name,
-            status,
-            text=end.text,
-            error=error,
-            steps=end.steps,
-            input_tokens=total.input_tokens,
-            output_tokens=total.output_tokens,
-            transcript=path,
-        )
+        return turn_outcome(spec, profile, end, crash, timed_out, cancel, path)
 
     def _failed(self, spec: ChildSpec, message: str) -> ChildOutcome:
         return ChildOutcome(spec.agent_id, spec.profile.name, "failed", error=message)
+
+
+def turn_outcome(
+    spec: ChildSpec,
+    profile: AgentProfile,
+    end: ev.TurnEnded | None,
+    crash: str | None,
+    timed_out: bool,
+    cancel: CancelToken,
+    path: str | None,
+) -> ChildOutcome:
+    """A child's outcome from how its turn ended (`end`; None when it never ended: `crash`
+    says why), whether its clock ran out, its parent's `cancel` (who stopped it) and its
+    transcript's `path`: one wording of an ending for every backend."""
+    if end is None:
+        return ChildOutcome(
+            spec.agent_id,
+            profile.name,
+            "failed",
+            error=crash or "The sub-agent ended without finishing its turn.",
+            transcript=path,
+        )
+    total = end.total_usage
+    status: ChildStatus = "completed"
+    error: str | None = None
+    if end.stop_reason == "cancelled":
+        if timed_out:
+            status = "timed_out"
+            error = f"Agent timed out after {spoken_duration(spec.timeout or 0)}."
+        else:
+            status = "cancelled"
+            reason = cancel.reason if cancel.cancelled else None
+            error = (
+                "The subagent was stopped before it finished by user."
+                if cancel.by_user
+                else "The subagent was stopped before it finished."
+                + (f" Reason: {reason}" if reason else "")
+            )
+    elif end.stop_reason == "max_steps":
+        status = "failed"
+        error = (
+            f"The subagent stopped after {end.steps} step{'s' if end.steps != 1 else ''} "
+            "(its step limit) before finishing; resume it to let it go on."
+        )
+    elif end.stop_reason in ("error", "budget"):
+        status = "failed"
+        error = end.error or "The subagent's model request failed."
+    return ChildOutcome(
+        spec.agent_id,
+        profile.name,
+        status,
+        text=end.text,
+        error=error,
+        steps=end.steps,
+        input_tokens=total.input_tokens,
+        output_tokens=total.output_tokens,
+        transcript=path,
+    )
 
 
 def _own_provider(scope: AgentRuntime, profile: AgentProfile) -> ChatProvider:
