@@ -16,6 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from deftly.contract import DiffDisplay, Display, ToolExecution, ToolResult, ToolTraits, describe
+from deftly.contract.output_schema import OutputSchema
 from deftly.env.base import PathChanged
 from deftly.features.files.base import FileToolFailed, TrackedFileTool
 from deftly.features.files.common import human_size, shown_path, stale_message
@@ -27,6 +28,7 @@ from deftly.features.files.near_miss import (
     has_read_prefixes,
     strip_read_prefixes,
 )
+from deftly.features.files.outputs import EditOutput
 from deftly.features.files.tracker import same_stat
 
 MAX_LISTED = 10
@@ -63,6 +65,7 @@ class EditTool(TrackedFileTool[EditParams]):
     description = describe("edit.md")
     traits = ToolTraits(destructive=True, writes_files=True)
     action = "edit"
+    output_schema = OutputSchema(EditOutput)
 
     def description_vars(self) -> Mapping[str, object]:
         return {"MAX_BYTES": human_size(self.config.edit_max_bytes)}
@@ -155,16 +158,22 @@ class EditTool(TrackedFileTool[EditParams]):
                 "nothing was written. Read it again and redo the change."
             )
         self.env.write_atomic(path, payload, pinned=True)
-        self.tracker.stamp(path, self.env.stat(path), payload)
-        return ToolResult.ok(self._done(raw, view, positions, count, old, new))
+        after = self.env.stat(path)
+        self.tracker.stamp(path, after, payload)
+        lines = _replaced_lines(view, positions, old, new)
+        growth = new.count("\n") - old.count("\n")
+        structured = EditOutput(
+            path=shown_path(path, self.workspace),
+            replacements=count,
+            lines=lines,
+            line_delta=growth * count,
+            bytes=after.st_size,
+        )
+        return ToolResult.ok(self._done(raw, lines, count), structured=structured)
 
     # -- messages ------------------------------------------------------------------------
 
-    def _done(
-        self, raw: str, view: str, positions: list[int], count: int, old: str, new: str
-    ) -> str:
-        growth = new.count("\n") - old.count("\n")
-        lines = [view.count("\n", 0, p) + 1 + i * growth for i, p in enumerate(positions)]
+    def _done(self, raw: str, lines: list[int], count: int) -> str:
         noun = "occurrence" if count == 1 else "occurrences"
         return f"Edited {raw}: replaced {count} {noun} (at {_line_list(lines, count)})."
 
@@ -227,6 +236,12 @@ def _apply(args: EditParams, view: str, style: Style) -> tuple[str, list[int], i
     if count == 0:
         raise _NotFound(old)
     return view.replace(old, new), _positions(view, old, MAX_LISTED), count, old
+
+
+def _replaced_lines(view: str, positions: list[int], old: str, new: str) -> list[int]:
+    """Where the replacements (the first few) start in the edited file, as line numbers."""
+    growth = new.count("\n") - old.count("\n")
+    return [view.count("\n", 0, p) + 1 + i * growth for i, p in enumerate(positions)]
 
 
 def _positions(view: str, old: str, limit: int) -> list[int]:

@@ -11,7 +11,9 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from deftly.contract import ToolExecution, ToolResult, ToolTraits, describe
+from deftly.contract.output_schema import OutputSchema
 from deftly.features.files.common import shown_path
+from deftly.features.files.outputs import GlobOutput
 from deftly.features.files.ripgrep import (
     VCS_DIRS,
     BadPattern,
@@ -57,6 +59,7 @@ class GlobTool(SearchTool[GlobParams]):
     params = GlobParams
     description = describe("glob.md")
     traits = ToolTraits(read_only=True, idempotent=True)
+    output_schema = OutputSchema(GlobOutput)
 
     def description_vars(self) -> Mapping[str, object]:
         return {
@@ -173,7 +176,15 @@ class GlobTool(SearchTool[GlobParams]):
                 f"{found.secrets} secret file{'s were' if found.secrets != 1 else ' was'} left "
                 "out (deftly never lists .env files, private keys or credentials)."
             )
-        return ToolResult.ok("\n".join([*lines, *notes]), truncated=extra > 0)
+        structured = GlobOutput(
+            paths=list(found.kept),
+            count=found.total,
+            truncated=extra > 0,
+            incomplete=run.failed or run.timed_out,
+        )
+        return ToolResult.ok(
+            "\n".join([*lines, *notes]), truncated=extra > 0, structured=structured
+        )
 
 
 class _Collector:

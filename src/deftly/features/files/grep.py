@@ -18,14 +18,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeAlias, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from deftly.contract import ToolExecution, ToolResult, ToolTraits, describe
+from deftly.contract.output_schema import OutputSchema
 from deftly.env.base import ExecEnv
 from deftly.execution.result_builder import MARKER
 from deftly.features.files.common import shown_path
+from deftly.features.files.outputs import GrepCount, GrepLine, GrepOutput
 from deftly.features.files.ripgrep import (
     VCS_DIRS,
     BadPattern,
@@ -47,6 +49,9 @@ OutputMode = Literal["files_with_matches", "content", "count_matches"]
 RG_MAX_COLUMNS = 65_536
 STAT_BATCH = 1_000
 _RG_PREVIEW_MARK = b" [... omitted end of long line]"
+
+Datum: TypeAlias = str | GrepLine | GrepCount | None
+"""A result as structured data: a path, a line, a count; None for a group separator."""
 
 
 class GrepParams(BaseModel):
@@ -123,6 +128,8 @@ class _Page:
     offset: int
     limit: int | None
     items: list[str] = field(default_factory=list)
+    data: list[Datum] = field(default_factory=list)
+    """The same results as data, one for each item."""
     total: int = 0
 
     @property
@@ -134,9 +141,10 @@ class _Page:
         """Will the next result be kept (it is on the page)?"""
         return self.total >= self.offset and not self.full
 
-    def add(self, item: str) -> None:
+    def add(self, item: str, datum: Datum) -> None:
         if self.total >= self.offset and (self.limit is None or len(self.items) < self.limit):
             self.items.append(item)
+            self.data.append(datum)
         self.total += 1
 
 
@@ -148,6 +156,7 @@ class GrepTool(SearchTool[GrepParams]):
     params = GrepParams
     description = describe("grep.md")
     traits = ToolTraits(read_only=True, idempotent=True)
+    output_schema = OutputSchema(GrepOutput)
 
     def description_vars(self) -> Mapping[str, object]:
         c = self.config
@@ -280,6 +289,7 @@ class GrepTool(SearchTool[GrepParams]):
             shown_path(Path(os.fsdecode(search.paths[i])), self.workspace)
             for i in order[page.offset : end]
         ]
+        page.data = list(page.items)
         page.total = len(order)
 
     # -- the result ----------------------------------------------------------------------
@@ -375,9 +385,24 @@ class GrepTool(SearchTool[GrepParams]):
                 "Some files could not be searched, so results may be incomplete (ripgrep said: "
                 f"{run.error_summary()})."
             )
-        return ToolResult.ok(
-            "\n".join([*body, *notes]), truncated=remaining > 0 or bool(search.cut_lines)
+        truncated = remaining > 0 or bool(search.cut_lines)
+        structured = GrepOutput(
+            mode=args.output_mode,
+            total=page.total,
+            offset=page.offset,
+            next_offset=next_offset if remaining > 0 and items else None,
+            truncated=truncated,
+            incomplete=run.timed_out or run.failed,
         )
+        shown = [datum for datum in page.data[:consumed] if datum is not None]
+        if args.output_mode == "files_with_matches":
+            structured["files"] = cast(list[str], shown)
+        elif args.output_mode == "content":
+            structured["matches"] = cast(list[GrepLine], shown)  # a mode has one kind
+        else:
+            structured["counts"] = cast(list[GrepCount], shown)
+            structured["total_matches"] = search.count_total
+        return ToolResult.ok("\n".join([*body, *notes]), truncated=truncated, structured=structured)
 
     def _nothing_found(self, args: GrepParams, search: _Search) -> str:
         where = f" in {args.path}" if args.path is not None else ""
@@ -499,14 +524,15 @@ class _Search:
         self.count_total += count
         self.count_files += 1
         if self.page.wants_next:
-            self.page.add(f"{self._show(raw_path)}:{count}")
+            shown = self._show(raw_path)
+            self.page.add(f"{shown}:{count}", GrepCount(path=shown, count=count))
         else:
             self.page.total += 1
 
     def _add_content(self, record: bytes) -> None:
         if record == b"--":
             if self.page.total:
-                self.page.add("--")
+                self.page.add("--", None)
             return
         raw_path, sep, payload = record.partition(b"\0")
         if not sep:
@@ -515,11 +541,11 @@ class _Search:
             self.secrets += 1
             return
         if self.page.wants_next:
-            self.page.add(self._content_line(self._show(raw_path), payload))
+            self.page.add(*self._content_line(self._show(raw_path), payload))
         else:
             self.page.total += 1
 
-    def _content_line(self, shown: str, payload: bytes) -> str:
+    def _content_line(self, shown: str, payload: bytes) -> tuple[str, GrepLine]:
         number = ""
         separator = ":"
         if self.args.line_numbers:
@@ -536,7 +562,13 @@ class _Search:
             text = self._cut(text, previewed)
             self.cut_lines += 1
         head = f"{shown}{separator}{number}{separator}" if number else f"{shown}{separator}"
-        return head + text
+        datum = GrepLine(
+            path=shown,
+            line=int(number) if number else None,
+            text=text,
+            context=separator == "-" if number else None,
+        )
+        return head + text, datum
 
     def _cut(self, text: str, previewed: bool) -> str:
         """About `max_line_chars` of the line, around the first match when it can be found."""

@@ -31,6 +31,7 @@ from deftly.contract import (
     describe,
 )
 from deftly.contract.fs import FileStat
+from deftly.contract.output_schema import OutputSchema
 from deftly.env.base import PathChanged
 from deftly.features.files.base import FileToolFailed, TrackedFileTool
 from deftly.features.files.common import human_size, os_error_message, shown_path, stale_message
@@ -50,6 +51,7 @@ from deftly.features.files.line_endings import (
     materialize,
     to_model_view,
 )
+from deftly.features.files.outputs import WriteOutput
 from deftly.features.files.tracker import same_stat
 
 APPEND_PROBE_BYTES = 64 * 1024
@@ -107,6 +109,7 @@ class WriteTool(TrackedFileTool[WriteParams]):
     description = describe("write.md")
     traits = ToolTraits(destructive=True, writes_files=True)
     action = "write"
+    output_schema = OutputSchema(WriteOutput)
 
     def resolve(self, args: WriteParams) -> ToolExecution:
         verb = "Appending to" if args.mode == "append" else "Writing"
@@ -177,7 +180,22 @@ class WriteTool(TrackedFileTool[WriteParams]):
         verb = "Created" if existing is None else "Wrote"
         kept = fmt.kept(args.content)
         also = f" (kept {' and '.join(kept)})" if kept else ""
-        return ToolResult.ok(f"{verb} {raw}: {len(payload):,} bytes{also}.")
+        action: Literal["created", "overwritten"] = "created" if existing is None else "overwritten"
+        return ToolResult.ok(
+            f"{verb} {raw}: {len(payload):,} bytes{also}.",
+            structured=self._summary(path, action, payload, kept),
+        )
+
+    def _summary(
+        self,
+        path: Path,
+        action: Literal["created", "overwritten", "appended"],
+        payload: bytes,
+        kept: list[str],
+    ) -> WriteOutput:
+        """The result as data (see `WriteOutput`)."""
+        shown = shown_path(path, self.workspace)
+        return WriteOutput(path=shown, action=action, bytes=len(payload), kept=kept)
 
     def _existing(self, raw: str, path: Path) -> FileStat | None:
         try:
@@ -270,8 +288,14 @@ class WriteTool(TrackedFileTool[WriteParams]):
         kept = fmt.kept(content)
         also = f" (kept {' and '.join(kept)})" if kept else ""
         if existing is None:
-            return ToolResult.ok(f"Created {raw}: {len(payload):,} bytes.")
-        return ToolResult.ok(f"Appended {len(payload):,} bytes to {raw}{also}.")
+            return ToolResult.ok(
+                f"Created {raw}: {len(payload):,} bytes.",
+                structured=self._summary(path, "created", payload, []),
+            )
+        return ToolResult.ok(
+            f"Appended {len(payload):,} bytes to {raw}{also}.",
+            structured=self._summary(path, "appended", payload, kept),
+        )
 
 
 def _format_of(data: bytes, *, partial: bool = False) -> Format:
