@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.metadata
+import importlib
 import json
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
 from deftly.cli import mcp as mcp_cli
-from deftly.cli.approver import terminal_approver
 from deftly.cli.common import (
     USAGE_ERROR,
     ExplainOpt,
@@ -30,27 +29,16 @@ from deftly.cli.common import (
     reflow_help,
     run_async,
 )
-from deftly.cli.permissions import (
-    NoticePrinter,
-    explanation_json,
-    explanation_text,
-    permissions_command,
-)
-from deftly.cli.plain import plain_call, plain_tools
-from deftly.cli.render import call_json, render_call, stream_output, tools_table
+from deftly.cli.permissions import permissions_command
 from deftly.cli.run import run_command
 from deftly.cli.skills import skills_app
 from deftly.cli.trust import trust_command
-from deftly.contract.json_scan import scalar, top_level_fields
-from deftly.execution.calls import (
-    MAX_DEPTH,
-    ArgumentsParseError,
-    ArgumentsTooDeep,
-    CallResult,
-    Outcome,
-    ToolCall,
-    parse_arguments,
-)
+
+if TYPE_CHECKING:
+    from deftly.execution.calls import CallResult, ToolCall
+
+# `deftly --help` and `deftly --version` import this module and no more: what a command
+# runs (the runtime, the renderers, the call pipeline) is imported inside that command.
 
 T = TypeVar("T")
 
@@ -70,6 +58,8 @@ app = typer.Typer(
 
 def _print_version(value: bool) -> None:
     if value:
+        import importlib.metadata
+
         sys.stdout.write(f"deftly {importlib.metadata.version('deftly')}\n")
         raise typer.Exit()
 
@@ -93,6 +83,9 @@ def _options(
 def _show(result: CallResult) -> None:
     """At a terminal, a panel; through a pipe or into a file, the plain text the model
     sees and a status line, never wrapped or cut."""
+    from deftly.cli.plain import plain_call
+    from deftly.cli.render import render_call
+
     if sys.stdout.isatty():
         render_call(out, result)
     else:
@@ -107,6 +100,8 @@ def tools_command(
     trust: TrustOpt = False,
 ) -> None:
     """List the active tools with their source (builtin, plugin, user, mcp) and disclosure."""
+    from deftly.cli.plain import plain_tools
+    from deftly.cli.render import tools_table
 
     async def main() -> None:
         async with build_runtime(
@@ -146,6 +141,10 @@ def call_command(
     Exit status: 0 when the tool succeeded, 1 when it returned an error, 2 when the call never
     reached the tool (unknown tool, bad arguments, a switched-off tool, a bad option).
     """
+    from deftly.cli.approver import terminal_approver
+    from deftly.cli.permissions import NoticePrinter, explanation_json, explanation_text
+    from deftly.cli.render import call_json, stream_output
+    from deftly.execution.calls import Outcome
 
     async def main() -> int:
         notices = NoticePrinter(err)
@@ -219,6 +218,13 @@ def read_batch(source: str) -> list[ToolCall]:
 
 
 def _batch_call(line: str, number: int, problems: list[str]) -> ToolCall | None:
+    from deftly.execution.calls import (
+        ArgumentsParseError,
+        ArgumentsTooDeep,
+        ToolCall,
+        parse_arguments,
+    )
+
     try:
         item: Any = parse_arguments(line)  # strict JSON, its depth bounded before decoding
     except ArgumentsTooDeep:
@@ -239,6 +245,9 @@ def _batch_call(line: str, number: int, problems: list[str]) -> ToolCall | None:
 def _too_deep_call(line: str, number: int, problems: list[str]) -> ToolCall | None:
     """A line too deep to decode, as the call it names: its raw `arguments` text (or the
     whole line) goes to the runtime, which answers that call with the depth error."""
+    from deftly.contract.json_scan import scalar, top_level_fields
+    from deftly.execution.calls import MAX_DEPTH, ToolCall
+
     fields = top_level_fields(line, ("id", "name", "arguments"))
     name, call_id = scalar(fields.get("name", "null")), scalar(fields.get("id", "null"))
     if not isinstance(name, str):
@@ -275,6 +284,8 @@ def batch_command(
     {tool_call_id, name, is_error, output, note, truncated, started_at, finished_at}.
     Exit status: 0 when every call succeeded, 1 when any failed, 2 for a malformed batch.
     """
+    from deftly.cli.permissions import NoticePrinter
+    from deftly.cli.render import call_json, stream_output
 
     async def main() -> int:
         calls = read_batch(source)
@@ -307,6 +318,7 @@ app.command("run")(run_command)
 app.command("serve")(mcp_cli.serve_command)
 app.command("permissions")(permissions_command)
 app.command("trust")(trust_command)
+app.command("rollout")(importlib.import_module("deftly.cli.rollout").rollout_command)
 app.add_typer(mcp_cli.mcp_app, name="mcp")
 app.add_typer(skills_app)
 reflow_help(app)
