@@ -257,7 +257,11 @@ async def test_serve_also_serves_mounted_mcp_tools(serve_workspace: Path, tmp_pa
     servers = tmp_path / "servers.json"
     servers.write_text(json.dumps({"mcpServers": {"inner": fake()}}))
     async with connect(serve_workspace, "stdio", "auto", "--mcp-config", str(servers)) as client:
-        listed = {t.name: t for t in (await client.list_tools()).tools}
+        # mounted servers connect in the background: their tools join the list shortly
+        listed: dict[str, mt.Tool] = {}
+        deadline = time.monotonic() + 30
+        while "mcp__inner__echo" not in listed and time.monotonic() < deadline:
+            listed = {t.name: t for t in (await client.list_tools()).tools}
         assert "mcp__inner__echo" in listed
         hints = listed["mcp__inner__echo"].annotations
         assert hints is not None and hints.read_only_hint is True  # passed on as declared

@@ -24,7 +24,7 @@ def test_serve_killed_during_start_up_stops_the_servers_it_started(
 ) -> None:
     pid_file = tmp_path / "slow.pid"
     servers = tmp_path / "servers.json"
-    # A server that starts and then never answers: serve waits for it (up to 60 s).
+    # A server that starts and then never answers (serve connects it in the background).
     slow = fake("--pid-file", str(pid_file), "--hang-on-start", startup_timeout=60)
     servers.write_text(json.dumps({"mcpServers": {"slow": slow}}))
     proc = subprocess.Popen(
@@ -42,8 +42,6 @@ def test_serve_killed_during_start_up_stops_the_servers_it_started(
         proc.send_signal(stop)
         proc.wait(timeout=30)
         assert wait_until(lambda: not alive(fake_pid), timeout=15), "the MCP server was orphaned"
-        assert proc.stderr is not None
-        assert "tools for" not in proc.stderr.read().decode()  # it never got to serve
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.text import Text
@@ -27,8 +27,14 @@ from deftly.cli.common import (
     run_async,
 )
 from deftly.features.disclosure.disclosure import DeferredTools
-from deftly.features.mcp.manager import McpManager, ServerStatus
+from deftly.features.mcp.manager import ChangeKind, McpManager, ServerStatus
 from deftly.runtime import Runtime
+
+if TYPE_CHECKING:
+    from deftly.serve.resources import SessionResources
+    from deftly.serve.server import ToolServer
+
+MCP_LOGGER = "deftly.mcp"
 
 mcp_app = typer.Typer(
     name="mcp",
@@ -55,6 +61,43 @@ def instructions(runtime: Runtime) -> str:
     )
 
 
+def session_resources(rt: Runtime, mcp: McpManager | None) -> SessionResources:
+    """The session's spilled outputs and task logs (where results say they are), and the
+    mounted servers' resources."""
+    from deftly.serve.resources import SessionArea, SessionResources
+
+    shown = rt.session.session_area
+    areas = [
+        SessionArea(rt.session_dir / "spill", shown / "spill", "Spilled output"),
+        SessionArea(rt.session_dir / "tasks", shown / "tasks", "Background task log"),
+    ]
+    return SessionResources(areas, mcp)
+
+
+class MountWatcher:
+    """Tells the clients what changed among the mounted servers: the list that changed, and
+    a log message for each server that connected or failed since the last change."""
+
+    def __init__(self, mcp: McpManager, server: ToolServer) -> None:
+        self.mcp = mcp
+        self.server = server
+        self.states = {s.name: s.state for s in mcp.statuses()}
+
+    def __call__(self, kind: ChangeKind) -> None:
+        """One change event of the MCP manager."""
+        self.server.changed(kind)
+        for status in self.mcp.statuses():
+            before = self.states.get(status.name)
+            self.states[status.name] = status.state
+            if status.state == before:
+                continue
+            if status.state == "connected":
+                count = len(status.tools)
+                tools = f"{count} tool{'s' if count != 1 else ''}"
+                message = f'MCP server "{status.name}" connected: {tools}'
+                self.server.log_soon(MCP_LOGGER, message, "info")
+
+
 async def serve(
     workspace: Path,
     mode: str | None,
@@ -70,7 +113,7 @@ async def serve(
     # Imported here: the MCP SDK is slow to load, and other commands do not need it.
     from deftly.serve.approval import ElicitationApprover
     from deftly.serve.http_auth import TOKEN_ENV, is_loopback
-    from deftly.serve.prompts import SkillPrompts
+    from deftly.serve.prompts import ServedPrompts, SkillPrompts
     from deftly.serve.questions import ElicitationAnswerer
     from deftly.serve.serve import serve_http, serve_stdio
     from deftly.serve.server import ToolServer
@@ -87,6 +130,7 @@ async def serve(
     runtime = build_runtime(
         workspace, mode, False, mcp_config=mcp_config, approver=approver, trust=trust
     )
+    runtime.connect_in_background()  # answer the client now; mounted tools come later
     finished = True
     async with runtime as rt:
         rt.service(DeferredTools).enabled = False  # MCP clients do their own tool disclosure
@@ -96,15 +140,19 @@ async def serve(
         if setup is not None:
             setup(rt)
         print_diagnostics(rt)
+        mcp = rt.service(McpManager)
+        skills = SkillPrompts(rt.skills) if rt.config.skills.enabled else None
         server = ToolServer(
             rt,
             approver=approver,
             answerer=answerer,
             instructions=instructions(rt),
             answer_timeout=rt.config.mcp.approval_timeout,
-            prompts=SkillPrompts(rt.skills) if rt.config.skills.enabled else None,
+            prompts=ServedPrompts(skills, mcp),
+            resources=session_resources(rt, mcp),
             inbox=rt.agent.inbox,  # cron fires reach the client as log messages
         )
+        stop_watching = mcp.on_change(MountWatcher(mcp, server))
         banner = f"deftly serve: {len(server.tool_definitions())} tools for {rt.workspace_path}"
 
         def announce(where: str) -> None:
@@ -118,6 +166,7 @@ async def serve(
             await serve_http(
                 server, host, port, token=token, on_ready=lambda url: announce(f"at {url}{guarded}")
             )
+        stop_watching()
     if not finished:
         # Stopped by a signal while the client kept stdin open: everything is closed, but
         # the SDK's stdin read sits in a thread nothing can interrupt, so leave now.

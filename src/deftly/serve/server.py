@@ -29,31 +29,47 @@ from typing import Any, Protocol
 
 import mcp.types as mt
 from mcp.server import Server, ServerRequestContext
+from mcp.server.lowlevel.server import NotificationOptions
+from mcp.server.models import InitializationOptions
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from deftly.contract.schema import JsonSchema
-from deftly.contract.tool import BaseTool, CancelToken, ToolUpdate
+from deftly.contract.tool import BaseTool, CancelToken, ToolUpdate, tool_title
 from deftly.contract.traits import ToolTraits, traits_of
 from deftly.execution.calls import CallResult, ToolCall
 from deftly.execution.events import Event, EventListener, RuntimeNotice, ToolProgress
 from deftly.features.mcp.connection import deftly_version
 from deftly.features.mcp.content import to_mcp_content
-from deftly.features.notify.notification import NOTICE_KIND, Notification
+from deftly.features.notify.notification import Notification
 from deftly.registry.registry import ToolRegistry
 from deftly.serve.approval import ElicitationApprover
+from deftly.serve.clients import Client, Clients
 from deftly.serve.inbox import InboxRelay
-from deftly.serve.prompts import SkillPrompts
+from deftly.serve.logging import passes, route_of
 from deftly.serve.questions import ElicitationAnswerer
 from deftly.session.inbox import Inbox
 
 log = logging.getLogger(__name__)
 
 MAX_PROGRESS_MESSAGE = 1_000
-LOGGED_NOTICES = {"task_finished": "deftly.tasks", NOTICE_KIND: "deftly.notify"}
-"""Runtime notices also sent to the client as MCP log messages, and their logger names."""
-NOTIFY_LEVELS: dict[str, mt.LoggingLevel] = {"low": "info", "normal": "notice", "high": "warning"}
-"""The log level of a NotifyUser notification, by its urgency."""
 FLUSH_SECONDS = 2.0
+ALL_CHANGES = NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
+
+
+class _Server(Server[Any]):
+    """The SDK's server, declaring that its tool, prompt and resource lists change (mounted
+    servers connect late) on every transport, not only where options are passed in."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        """The SDK's options, with every list declared as changing."""
+        return super().create_initialization_options(
+            notification_options or ALL_CHANGES, experimental_capabilities, extensions
+        )
 
 
 class ServedTool(Protocol):
@@ -97,6 +113,42 @@ class ToolHost(Protocol):
     def subscribe(self, listener: EventListener) -> Callable[[], None]:
         """Listen to the runtime's events (progress, notices); returns the function that stops
         it."""
+        ...
+
+
+class PromptSource(Protocol):
+    """`prompts/list` and `prompts/get` (skills, and mounted servers' prompts)."""
+
+    async def list_prompts(
+        self, ctx: Any, params: mt.PaginatedRequestParams | None
+    ) -> mt.ListPromptsResult:
+        """Every prompt on offer."""
+        ...
+
+    async def get_prompt(self, ctx: Any, params: mt.GetPromptRequestParams) -> mt.GetPromptResult:
+        """One prompt, rendered with its arguments."""
+        ...
+
+
+class ResourceSource(Protocol):
+    """`resources/list`, `resources/templates/list` and `resources/read`."""
+
+    async def list_resources(
+        self, ctx: Any, params: mt.PaginatedRequestParams | None
+    ) -> mt.ListResourcesResult:
+        """Every resource on offer."""
+        ...
+
+    async def list_templates(
+        self, ctx: Any, params: mt.PaginatedRequestParams | None
+    ) -> mt.ListResourceTemplatesResult:
+        """The URI templates of resources that are not listed one by one."""
+        ...
+
+    async def read_resource(
+        self, ctx: Any, params: mt.ReadResourceRequestParams
+    ) -> mt.ReadResourceResult:
+        """One resource's contents."""
         ...
 
 
@@ -228,7 +280,8 @@ class ToolServer:
         name: str = "deftly",
         instructions: str | None = None,
         answer_timeout: float = 600.0,
-        prompts: SkillPrompts | None = None,
+        prompts: PromptSource | None = None,
+        resources: ResourceSource | None = None,
         inbox: Inbox | None = None,
     ) -> None:
         self.host = host
@@ -237,29 +290,51 @@ class ToolServer:
         self._channels: dict[str, CallChannel] = {}
         self._parked: dict[str, _Parked] = {}
         self._background: set[asyncio.Task[Any]] = set()
-        self._last_ctx: ServerRequestContext[Any] | None = None
-        """The latest request's context: log messages go back on its connection."""
-        self._connected = asyncio.Event()
-        """Set at the first request: from then on log messages have somewhere to go."""
+        self.clients = Clients()
+        """Who is connected: list changes and log messages go to them."""
+        self._listed: tuple[str, ...] | None = None
+        """The tool names last listed, to tell clients when the list changes."""
+        self.on_first_request: Callable[[ServerRequestContext[Any]], None] | None = None
+        """Called once, at the first client request (`deftly serve` asks for roots then)."""
         if approver is not None:
             approver.bind(self._channels.get)
         if answerer is not None:
             answerer.bind(self._channels.get)
-        self.server: Server[Any] = Server(
-            name,
-            version=deftly_version(),
-            instructions=instructions,
-            on_list_tools=self._list_tools,
-            on_call_tool=self._call_tool,
-            get_tool_input_schema=self._input_schema,
-            on_list_prompts=prompts.list_prompts if prompts else None,
-            on_get_prompt=prompts.get_prompt if prompts else None,
-        )
+        with warnings.catch_warnings():  # logging is deprecated in 2026-07-28, still read
+            warnings.simplefilter("ignore")
+            self.server: Server[Any] = _Server(
+                name,
+                version=deftly_version(),
+                instructions=instructions,
+                on_list_tools=self._list_tools,
+                on_call_tool=self._call_tool,
+                get_tool_input_schema=self._input_schema,
+                on_list_prompts=prompts.list_prompts if prompts else None,
+                on_get_prompt=prompts.get_prompt if prompts else None,
+                on_list_resources=resources.list_resources if resources else None,
+                on_list_resource_templates=resources.list_templates if resources else None,
+                on_read_resource=resources.read_resource if resources else None,
+                on_set_logging_level=self._set_level,
+            )
         self._unsubscribe = host.subscribe(self._on_event)
         self._relay: InboxRelay | None = None
         if inbox is not None:  # the agent's inbox, handed to the client (a running loop)
-            self._relay = InboxRelay(inbox, self._log, self._connected)
+            self._relay = InboxRelay(inbox, self._log, self.clients.connected)
             self._relay.start()
+
+    def _seen(self, ctx: ServerRequestContext[Any]) -> Client:
+        first = not self.clients.connected.is_set()
+        client = self.clients.seen(ctx)
+        if first and self.on_first_request is not None:
+            self.on_first_request(ctx)
+        return client
+
+    async def _set_level(
+        self, ctx: ServerRequestContext[Any], params: mt.SetLevelRequestParams
+    ) -> mt.EmptyResult:
+        """`logging/setLevel`: this client gets messages at `params.level` and above."""
+        self._seen(ctx).level = params.level
+        return mt.EmptyResult()
 
     # -- listing -------------------------------------------------------------------------
 
@@ -276,12 +351,17 @@ class ToolServer:
                 continue  # MCP clients do their own tool disclosure
             if traits is not None and traits.asks_user and not can_ask:
                 continue  # nobody at this client could answer
+            tool = entry.tool if entry is not None else None
             out.append(
                 mt.Tool(
                     name=info.name,
+                    title=tool_title(tool) if tool is not None else None,
                     description=info.description,
                     input_schema=info.parameters,
-                    annotations=annotations_for(entry.tool) if entry else None,
+                    output_schema=dict(tool.output_schema)
+                    if tool is not None and tool.output_schema
+                    else None,
+                    annotations=annotations_for(tool) if tool is not None else None,
                 )
             )
         return out
@@ -289,9 +369,36 @@ class ToolServer:
     async def _list_tools(
         self, ctx: ServerRequestContext[Any], params: mt.PaginatedRequestParams | None
     ) -> mt.ListToolsResult:
-        self._last_ctx = ctx
-        self._connected.set()
-        return mt.ListToolsResult(tools=self.tool_definitions(ctx))
+        self._seen(ctx)
+        tools = self.tool_definitions(ctx)
+        self._listed = self._names()
+        return mt.ListToolsResult(tools=tools)
+
+    def _names(self) -> tuple[str, ...]:
+        return tuple(info.name for info in self.host.tools())
+
+    # -- list changes --------------------------------------------------------------------
+
+    def changed(self, kind: str) -> None:
+        """The tools, resources or prompts changed (`kind`): tell every client, in the
+        background (callable from any code on the loop)."""
+        if kind == "tools":
+            self._listed = None
+        send = {
+            "tools": lambda s: s.send_tool_list_changed(),
+            "resources": lambda s: s.send_resource_list_changed(),
+            "prompts": lambda s: s.send_prompt_list_changed(),
+        }.get(kind)
+        if send is None:
+            return
+        with contextlib.suppress(RuntimeError):  # no loop: nobody to tell
+            self._keep(asyncio.get_running_loop().create_task(self.clients.tell(send)))
+
+    def _check_tool_list(self) -> None:
+        """After a call: when the tools on offer differ from the last listing (a mode
+        switch, a tool that adds tools), tell the clients."""
+        if self._listed is not None and self._names() != self._listed:
+            self.changed("tools")
 
     def _input_schema(self, name: str) -> dict[str, Any] | None:
         entry = self.host.registry.get(name)
@@ -302,8 +409,7 @@ class ToolServer:
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: mt.CallToolRequestParams
     ) -> mt.CallToolResult | mt.InputRequiredResult:
-        self._last_ctx = ctx
-        self._connected.set()
+        self._seen(ctx)
         if params.request_state is not None:
             return await self._resume(ctx, params)
         channel = CallChannel(f"mcp_{next(self._ids)}", params.name, ctx)
@@ -341,7 +447,9 @@ class ToolServer:
         finally:
             pump.cancel()
         await self._flush_progress(channel)
-        return self._result(task.result())
+        result = self._result(task.result())
+        self._check_tool_list()
+        return result
 
     def _park(self, channel: CallChannel, ask: _Ask) -> mt.InputRequiredResult:
         state = secrets.token_urlsafe(24)
@@ -384,7 +492,12 @@ class ToolServer:
 
     @staticmethod
     def _result(call: CallResult) -> mt.CallToolResult:
-        return mt.CallToolResult(content=to_mcp_content(call.result), is_error=call.is_error)
+        structured = call.result.structured
+        return mt.CallToolResult(
+            content=to_mcp_content(call.result),
+            structured_content=dict(structured) if structured is not None else None,
+            is_error=call.is_error,
+        )
 
     def _keep(self, task: asyncio.Task[Any]) -> None:
         """Let a call the client gave up on finish (cancelling) in the background."""
@@ -398,34 +511,43 @@ class ToolServer:
             channel = self._channels.get(event.call_id)
             if channel is not None:
                 channel.progress.put_nowait(event.update)
-        elif isinstance(event, RuntimeNotice) and event.kind in LOGGED_NOTICES:
-            logger = LOGGED_NOTICES[event.kind]
-            level: mt.LoggingLevel = "info"
+        elif isinstance(event, RuntimeNotice):
+            route = route_of(event)
+            if route is None or not self._wanted(route.level):
+                return
             note = event.data
-            if isinstance(note, Notification):
-                level = NOTIFY_LEVELS[note.urgency]
-                if self._channels or self._last_ctx is not None:
-                    note.delivered(f"an MCP log message to the client (logger {logger})")
-            with contextlib.suppress(RuntimeError):  # no loop: nobody to tell
-                task = asyncio.get_running_loop().create_task(
-                    self._log(logger, event.message, level)
-                )
-                self._keep(task)
+            if isinstance(note, Notification) and (self._channels or self.clients.all()):
+                note.delivered(f"an MCP log message to the client (logger {route.logger})")
+            self.log_soon(route.logger, event.message, route.level)
+
+    def _wanted(self, level: mt.LoggingLevel) -> bool:
+        """Whether any client would take a message at `level` (else it is not formatted)."""
+        return any(passes(level, c.level) for c in self.clients.all())
+
+    def log_soon(self, logger: str, message: str, level: mt.LoggingLevel = "info") -> None:
+        """Send a log message in the background (callable from any code on the loop)."""
+        with contextlib.suppress(RuntimeError):  # no loop: nobody to tell
+            self._keep(asyncio.get_running_loop().create_task(self._log(logger, message, level)))
 
     async def _log(self, logger: str, message: str, level: mt.LoggingLevel = "info") -> None:
-        """A notice as an MCP log message (`notifications/message`, level info): on a call
-        in flight when there is one (2026-07-28 clients take log messages only there, and
-        only when they asked for them), else on the connection of the latest request."""
+        """A notice as an MCP log message (`notifications/message`) to every client whose
+        level lets it through: on a call in flight when there is one (2026-07-28 clients
+        take log messages only there, and only when they asked for them), else on the
+        client's connection."""
         live = next(iter(self._channels.values()), None)
-        ctx = live.ctx if live is not None else self._last_ctx
-        if ctx is None:
-            return
-        try:
-            with warnings.catch_warnings():  # deprecated in 2026-07-28, still what clients read
-                warnings.simplefilter("ignore")
-                await ctx.session.send_log_message(level, message, logger=logger)
-        except Exception as exc:
-            log.debug("could not send a log message to the client: %s", exc)
+        busy = self.clients.get(live.ctx) if live is not None else None
+        targets = [(c.ctx, c.level) for c in self.clients.all() if c is not busy]
+        if live is not None:
+            targets.insert(0, (live.ctx, busy.level if busy else None))
+        for ctx, threshold in targets:
+            if not passes(level, threshold):
+                continue
+            try:
+                with warnings.catch_warnings():  # deprecated in 2026-07-28, still what's read
+                    warnings.simplefilter("ignore")
+                    await ctx.session.send_log_message(level, message, logger=logger)
+            except Exception as exc:
+                log.debug("could not send a log message to the client: %s", exc)
 
     async def _send_progress(self, channel: CallChannel, update: ToolUpdate) -> None:
         value, total, message = channel.next_progress(update)
