@@ -10,10 +10,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from deftly.contract.accesses import Accesses
 from deftly.contract.describe import describe
 from deftly.contract.display import GenericDisplay
+from deftly.contract.output_schema import OutputSchema
 from deftly.contract.result import ToolResult
 from deftly.contract.tool import Tool, ToolContext, ToolExecution, ToolTraits
+from deftly.features.shell.outputs import TaskListOutput
 from deftly.features.shell.tasks import BackgroundTasks
-from deftly.features.shell.views import render_task
+from deftly.features.shell.views import render_task, task_record
 from deftly.policy.rules import glob_rule_matcher
 
 
@@ -34,6 +36,7 @@ class TaskListTool(Tool[TaskListParams]):
     description = describe("task_list.md")
     params = TaskListParams
     traits = ToolTraits(read_only=True, idempotent=True)
+    output_schema = OutputSchema(TaskListOutput)
 
     def __init__(self, tasks: BackgroundTasks) -> None:
         self.tasks = tasks
@@ -73,4 +76,9 @@ class TaskListTool(Tool[TaskListParams]):
                 + records
             )
         board.mark_reported([*shown, *unannounced])
-        return ToolResult.ok("\n\n".join(sections))
+        structured = TaskListOutput(
+            tasks=[task_record(t, now=now) for t in shown],
+            running=running,
+            ended_unannounced=[task_record(t, now=now) for t in unannounced],
+        )
+        return ToolResult.ok("\n\n".join(sections), structured=structured)

@@ -8,10 +8,12 @@ from deftly.config.shell import ShellConfig
 from deftly.contract.accesses import Accesses
 from deftly.contract.describe import describe
 from deftly.contract.display import TaskDisplay
+from deftly.contract.output_schema import OutputSchema
 from deftly.contract.result import ToolResult
 from deftly.contract.tool import Tool, ToolContext, ToolExecution, ToolTraits
+from deftly.features.shell.outputs import TaskOutputOutput
 from deftly.features.shell.tasks import BackgroundTasks
-from deftly.features.shell.views import render_task
+from deftly.features.shell.views import newest_output, render_task, task_record
 from deftly.policy.rules import glob_rule_matcher
 from deftly.session.tasks import BackgroundTask, format_duration
 
@@ -52,6 +54,7 @@ class TaskOutputTool(Tool[TaskOutputParams]):
     description = describe("task_output.md")
     params = TaskOutputParams
     traits = ToolTraits(read_only=True, reads_task_output=True)
+    output_schema = OutputSchema(TaskOutputOutput)
 
     def __init__(self, tasks: BackgroundTasks, config: ShellConfig) -> None:
         self.tasks = tasks
@@ -90,5 +93,12 @@ class TaskOutputTool(Tool[TaskOutputParams]):
                     "error). Carry on with other work; you will be notified when it ends."
                 )
         text = render_task(task, preview_bytes=self.config.preview_bytes)
+        output, cut = newest_output(task, self.config.preview_bytes)
+        structured = TaskOutputOutput(
+            task=task_record(task),
+            output=output,
+            truncated=cut,
+            still_running=bool(note),
+        )
         self.tasks.board.mark_reported([task])
-        return ToolResult.ok(text + note)
+        return ToolResult.ok(text + note, structured=structured)

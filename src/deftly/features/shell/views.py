@@ -10,6 +10,7 @@ import time
 
 from deftly.features.shell.format import format_size, local_time, record
 from deftly.features.shell.output import decode_tail
+from deftly.features.shell.outputs import TaskRecord
 from deftly.features.shell.tasks import ShellTask, signal_name
 from deftly.session.tasks import BackgroundTask, TaskStatus, format_duration, ran_for
 
@@ -130,3 +131,45 @@ def render_other(task: BackgroundTask, *, preview_bytes: int = 0) -> str:
         head = "[output]"
     body = out.text.rstrip("\n")
     return f"{text}\n\n{head}\n{body}"
+
+
+def task_record(task: BackgroundTask, *, now: float | None = None) -> TaskRecord:
+    """A task as structured data (see `TaskRecord`): the facts its text record shows."""
+    shell = task if isinstance(task, ShellTask) else None
+    if shell is not None:
+        seconds = shell.runtime_seconds(now)
+        size = shell.log.total
+        path = str(shell.log.path) if shell.log.persisted else None
+    else:
+        seconds = ran_for(task)
+        snapshot = task.output(1)  # for its size and path; 1 byte is cheap for any kind
+        size = snapshot.size
+        path = str(snapshot.path) if snapshot.path is not None else None
+    ended = task.ended_at
+    return TaskRecord(
+        id=task.id,
+        kind=task.kind,
+        status=task.status.value,
+        outcome=task.outcome(),
+        description=task.description,
+        command=shell.command if shell is not None else None,
+        started_at=local_time(task.started_at),
+        ended_at=local_time(ended) if ended is not None else None,
+        seconds=round(seconds, 3),
+        exit_code=shell.exit_code if shell is not None and not shell.running else None,
+        signal=signal_name(shell.signal) if shell is not None and shell.signal else None,
+        output_bytes=size,
+        output_path=path,
+    )
+
+
+def newest_output(task: BackgroundTask, limit: int) -> tuple[str, bool]:
+    """The newest output of a task of any kind (at most `limit` bytes, as `render_task`
+    shows it), and whether that is only its end."""
+    if isinstance(task, ShellTask):
+        if task.log.total == 0:
+            return "", False
+        text, cut = preview(task, limit)
+        return text.rstrip("\n"), cut
+    out = task.output(limit)
+    return out.text.rstrip("\n"), out.more

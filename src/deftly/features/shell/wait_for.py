@@ -11,14 +11,17 @@ from deftly.config.output import OutputConfig
 from deftly.contract.accesses import Accesses
 from deftly.contract.describe import describe
 from deftly.contract.display import GenericDisplay
+from deftly.contract.output_schema import OutputSchema
 from deftly.contract.result import ToolResult
 from deftly.contract.tool import Tool, ToolContext, ToolExecution, ToolTraits, ToolUpdate
+from deftly.features.shell.outputs import WaitForOutput
 from deftly.features.shell.tasks import BackgroundTasks
-from deftly.features.shell.views import render_task
+from deftly.features.shell.views import render_task, task_record
 from deftly.policy.rules import glob_rule_matcher
 from deftly.session.tasks import BackgroundTask, format_duration
 
 MAX_WAIT = 600
+WaitStatus = Literal["completed", "timed_out", "cancelled"]
 TICK_SECONDS = 1.0
 MAX_PREVIEW_BYTES = 4_096
 
@@ -51,6 +54,7 @@ class WaitForTool(Tool[WaitForParams]):
     description = describe("wait_for.md")
     params = WaitForParams
     traits = ToolTraits(read_only=True)
+    output_schema = OutputSchema(WaitForOutput)
 
     def __init__(self, tasks: BackgroundTasks, output: OutputConfig) -> None:
         self.tasks = tasks
@@ -94,10 +98,14 @@ class WaitForTool(Tool[WaitForParams]):
         if not tasks:
             return ToolResult.ok(
                 "wait_status: no_tasks\nNo background tasks are running, so there is nothing "
-                "to wait for. Finished tasks are announced to you automatically."
+                "to wait for. Finished tasks are announced to you automatically.",
+                structured=WaitForOutput(
+                    status="no_tasks", waited_seconds=0.0, ended=[], still_running=[]
+                ),
             )
         start = time.monotonic()
         deadline = start + args.timeout
+        status: WaitStatus
         while True:
             ended = [t for t in tasks if not t.running]
             if (ended and args.mode == "any") or len(ended) == len(tasks):
@@ -122,7 +130,7 @@ class WaitForTool(Tool[WaitForParams]):
         return self._report(tasks, status, time.monotonic() - start, args.timeout)
 
     def _report(
-        self, tasks: list[BackgroundTask], status: str, waited: float, timeout: int
+        self, tasks: list[BackgroundTask], status: WaitStatus, waited: float, timeout: int
     ) -> ToolResult:
         ended = [t for t in tasks if not t.running]
         running = [t for t in tasks if t.running]
@@ -145,4 +153,10 @@ class WaitForTool(Tool[WaitForParams]):
             records = "\n---\n".join(render_task(t) for t in running)
             sections.append(f"[still_running: {len(running)}]\n{records}")
         self.tasks.board.mark_reported(ended)
-        return ToolResult.ok("\n\n".join(sections))
+        structured = WaitForOutput(
+            status=status,
+            waited_seconds=round(waited, 3),
+            ended=[task_record(t) for t in ended],
+            still_running=[task_record(t) for t in running],
+        )
+        return ToolResult.ok("\n\n".join(sections), structured=structured)
