@@ -24,8 +24,21 @@ def convert(*blocks: Any, structured: Any = None, error: bool = False) -> ToolRe
 
 def test_text_only_results_become_one_string() -> None:
     out = convert(mt.TextContent(type="text", text="a"), mt.TextContent(type="text", text="b"))
-    assert out.output == "ab" and not out.is_error
+    assert out.output == "a\nb" and not out.is_error  # separate blocks stay apart
     assert convert(mt.TextContent(type="text", text="no"), error=True).is_error
+
+
+def test_a_resource_link_reads_as_its_mounted_uri_with_how_to_open_it() -> None:
+    link = mt.ResourceLink(type="resource_link", uri="note://x", name="x")
+    result = mt.CallToolResult(
+        content=[mt.TextContent(type="text", text="see:"), link], structured_content={"n": 1}
+    )
+    out = from_mcp_result(result, where="w", max_text=99, link=lambda u: f"mcp://s/{u}")
+    assert (
+        out.output
+        == 'see:\n[resource: mcp://s/note://x (x); open it with ReadMcpResource(uri="mcp://s/note://x")]'
+    )
+    assert out.structured == {"n": 1}
 
 
 def test_resources_links_and_structured_content() -> None:

@@ -12,22 +12,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import importlib.metadata
 import logging
 import os
 import tempfile
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self, TextIO
+from typing import Any, Literal, Self, TextIO
 
 import anyio
 import httpx2
 import mcp.types as mt
 from mcp import Client, StdioServerParameters
 from mcp.client._transport import TransportStreams
-from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
@@ -36,6 +36,7 @@ from deftly.contract.result import ToolResult
 from deftly.contract.tool import ToolContext, ToolUpdate
 from deftly.features.mcp.content import from_mcp_result
 from deftly.features.mcp.specs import ServerSpec, State
+from deftly.features.mcp.stdio import stdio_transport
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +53,15 @@ def deftly_version() -> str:
         return "0"
 
 
+ListKind = Literal["tools", "resources", "prompts"]
+
+_CALL: contextvars.ContextVar[ToolContext | None] = contextvars.ContextVar(
+    "deftly_mcp_call", default=None
+)
+"""The call a server request (elicitation) belongs to, where the SDK runs it in the caller's
+task (2026-07-28 input rounds); the connection's calls in flight otherwise."""
+
+
 @dataclass(frozen=True, slots=True)
 class RemoteTool:
     """A tool as the server listed it."""
@@ -60,6 +70,38 @@ class RemoteTool:
     description: str
     input_schema: dict[str, Any]
     annotations: mt.ToolAnnotations | None = None
+    title: str | None = None
+    output_schema: dict[str, Any] | None = None
+
+
+Elicit = Callable[
+    ["McpConnection", mt.ElicitRequestParams, ToolContext | None],
+    Awaitable[tuple[mt.ElicitResult | mt.ErrorData, str | None]],
+]
+"""Answer a server's elicitation for the call `ctx` (None: outside any call): the answer,
+and a note for that call's result (None: nothing to add)."""
+
+
+def _no_roots() -> Sequence[Path]:
+    return ()
+
+
+async def _nobody_answers(
+    connection: McpConnection, params: mt.ElicitRequestParams, ctx: ToolContext | None
+) -> tuple[mt.ElicitResult | mt.ErrorData, str | None]:
+    return mt.ErrorData(code=mt.INVALID_REQUEST, message="deftly cannot ask questions here"), None
+
+
+@dataclass
+class ClientHooks:
+    """What the connection asks of its manager: the roots to offer, who answers a server's
+    questions, and who hears that a list changed."""
+
+    roots: Callable[[], Sequence[Path]] = _no_roots
+    elicit: Elicit = _nobody_answers
+    changed: Callable[[McpConnection, ListKind], None] = field(
+        default=lambda connection, kind: None
+    )
 
 
 def describe_error(exc: BaseException) -> str:
@@ -141,8 +183,15 @@ class McpConnection:
         spec: ServerSpec,
         *,
         on_connected: Callable[[McpConnection], None] | None = None,
+        hooks: ClientHooks | None = None,
     ) -> None:
         self.spec = spec
+        self.hooks = hooks or ClientHooks()
+        self.resources: list[mt.Resource] = []
+        self.prompts: list[mt.Prompt] = []
+        self._in_flight: list[ToolContext] = []
+        self._notes: dict[str, list[str]] = {}
+        self._helpers: set[asyncio.Task[None]] = set()
         self.state: State = "pending" if spec.enabled else "disabled"
         self.last_error: str | None = None
         self.tools: list[RemoteTool] = []
@@ -228,7 +277,7 @@ class McpConnection:
                 cwd=self.spec.cwd,
             )
             errlog = self._open_stderr()
-            inner = stdio_client(params, errlog=errlog) if errlog else stdio_client(params)
+            inner = stdio_transport(params, errlog)
         else:
             inner = _http_transport(self.spec.url or "", dict(self.spec.headers))
         return _watched(inner, ended)
@@ -245,12 +294,22 @@ class McpConnection:
                 self._transport(generation),
                 client_info=mt.Implementation(name="deftly", version=deftly_version()),
                 cache=None,
+                list_roots_callback=self._list_roots,
+                elicitation_callback=self._elicit,
+                message_handler=self._on_message,
             )
             async with client:
                 tools = await _list_tools(client)
+                self.resources = await _list_resources(client)
+                self.prompts = await _list_prompts(client)
                 if not ready.done():
                     ready.set_result((client, tools))
-                await stop.wait()
+                listener = asyncio.create_task(self._listen(client, generation))
+                try:
+                    await stop.wait()
+                finally:
+                    listener.cancel()
+                    await asyncio.wait({listener}, timeout=CLOSE_WAIT_SECONDS)
         except asyncio.CancelledError:
             if not ready.done():
                 ready.cancel()
@@ -260,6 +319,156 @@ class McpConnection:
             elif generation == self._generation and not self._closing:
                 self._lost(generation, describe_error(exc))
             log.debug("MCP server %s: owner task ended", self.name, exc_info=True)
+
+    # -- what the server asks of the client, and tells it --------------------------------
+
+    async def _list_roots(self, context: Any) -> mt.ListRootsResult:
+        """The workspace root and additional directories, read when asked (they change)."""
+        roots = [mt.Root(uri=p.as_uri(), name=p.name or str(p)) for p in self.hooks.roots()]
+        return mt.ListRootsResult(roots=roots)
+
+    def _call_in_flight(self) -> ToolContext | None:
+        ctx = _CALL.get()
+        if ctx is None and self._in_flight:
+            ctx = self._in_flight[-1]
+        return ctx
+
+    async def _elicit(
+        self, context: Any, params: mt.ElicitRequestParams
+    ) -> mt.ElicitResult | mt.ErrorData:
+        ctx = self._call_in_flight()
+        try:
+            answer, note = await self.hooks.elicit(self, params, ctx)
+        except Exception as exc:
+            log.exception("MCP server %s: answering its elicitation failed", self.name)
+            return mt.ErrorData(code=mt.INTERNAL_ERROR, message=f"deftly failed to ask: {exc}")
+        if note and ctx is not None:
+            self._notes.setdefault(ctx.call_id, []).append(note)
+        return answer
+
+    async def _on_message(self, message: Any) -> None:
+        """2025-era list changes arrive as notifications."""
+        kinds: dict[type[Any], ListKind] = {
+            mt.ToolListChangedNotification: "tools",
+            mt.ResourceListChangedNotification: "resources",
+            mt.PromptListChangedNotification: "prompts",
+        }
+        kind = kinds.get(type(message))
+        if kind is not None:
+            self._spawn(self._relist(kind, self._generation))
+
+    async def _listen(self, client: Client, generation: int) -> None:
+        """2026-era list changes arrive on a `subscriptions/listen` stream."""
+        if client.protocol_version < "2026":
+            return
+        caps = client.server_capabilities
+        wanted = {
+            "tools": bool(caps.tools and caps.tools.list_changed),
+            "resources": bool(caps.resources and caps.resources.list_changed),
+            "prompts": bool(caps.prompts and caps.prompts.list_changed),
+        }
+        if not any(wanted.values()):
+            return
+        from mcp.shared.subscriptions import (
+            PromptsListChanged,
+            ResourcesListChanged,
+            ToolsListChanged,
+        )
+
+        kinds: dict[type[Any], ListKind] = {
+            ToolsListChanged: "tools",
+            ResourcesListChanged: "resources",
+            PromptsListChanged: "prompts",
+        }
+        try:
+            async with client.listen(
+                tools_list_changed=wanted["tools"],
+                resources_list_changed=wanted["resources"],
+                prompts_list_changed=wanted["prompts"],
+            ) as events:
+                async for event in events:
+                    kind = kinds.get(type(event))
+                    if kind is not None:
+                        await self._relist(kind, generation)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.debug("MCP server %s: its change stream ended", self.name, exc_info=True)
+
+    def _spawn(self, work: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._helpers.add(task)
+        task.add_done_callback(self._helpers.discard)
+
+    async def _relist(self, kind: ListKind, generation: int) -> None:
+        """List `kind` again and tell the manager (a failure keeps the old list)."""
+        client = self._client
+        if client is None or generation != self._generation:
+            return
+        try:
+            if kind == "tools":
+                self.tools = await _list_tools(client)
+            elif kind == "resources":
+                self.resources = await _list_resources(client)
+            else:
+                self.prompts = await _list_prompts(client)
+        except Exception:
+            log.info("MCP server %s: listing its %s again failed", self.name, kind, exc_info=True)
+            return
+        if generation == self._generation and self.state == "connected":
+            self.hooks.changed(self, kind)
+
+    def roots_changed(self) -> None:
+        """Tell a 2025-era server that the roots changed (2026-era servers ask every time)."""
+        client = self._client
+        if client is None or self.state != "connected" or client.protocol_version >= "2026":
+            return
+
+        async def send() -> None:
+            try:
+                await client.send_roots_list_changed()
+            except Exception:
+                log.debug("MCP server %s: roots/list_changed failed", self.name, exc_info=True)
+
+        self._spawn(send())
+
+    async def read_resource(self, uri: str) -> mt.ReadResourceResult:
+        """Read one of the server's resources (raises DeftlyError, saying why, when it cannot)."""
+        result: mt.ReadResourceResult = await self._request(
+            f"read the resource {uri}", lambda c: c.read_resource(uri)
+        )
+        return result
+
+    async def get_prompt(self, name: str, arguments: dict[str, str] | None) -> mt.GetPromptResult:
+        """Get one of the server's prompts (raises DeftlyError, saying why, when it cannot)."""
+        result: mt.GetPromptResult = await self._request(
+            f'get the prompt "{name}"', lambda c: c.get_prompt(name, arguments)
+        )
+        return result
+
+    async def _request(self, what: str, send: Callable[[Client], Awaitable[Any]]) -> Any:
+        from deftly.contract.errors import DeftlyError
+
+        problem = await self._ensure_connected()
+        if problem is not None:
+            raise DeftlyError(f"Could not {what}: {problem}")
+        client = self._client
+        assert client is not None
+        try:
+            return await asyncio.wait_for(send(client), self.spec.call_timeout)
+        except TimeoutError:
+            raise DeftlyError(
+                f'MCP server "{self.name}" did not answer within '
+                f"{self.spec.call_timeout:g} s, so deftly could not {what}."
+            ) from None
+        except MCPError as exc:
+            raise DeftlyError(
+                f'MCP server "{self.name}" refused to {what.split(" ", 1)[-1]}: {exc.error.message}'
+            ) from None
+        except Exception as exc:
+            raise DeftlyError(
+                f'Could not {what} on MCP server "{self.name}": {describe_error(exc)}'
+            ) from None
 
     async def _connect(self) -> bool:
         self._retire()
@@ -368,9 +577,36 @@ class McpConnection:
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             ctx.report(ToolUpdate("progress", text=message, progress=progress, total=total))
 
-        call = asyncio.ensure_future(
-            client.call_tool(tool, arguments, progress_callback=on_progress)
-        )
+        self._in_flight.append(ctx)
+        try:
+            result = await self._call(
+                client, generation, tool, arguments, ctx, on_progress, max_text
+            )
+        finally:
+            self._in_flight.remove(ctx)
+            notes = self._notes.pop(ctx.call_id, [])
+        if notes:
+            joined = "\n".join(n for n in (result.note, *notes) if n)
+            result = replace(result, note=joined)
+        return result
+
+    async def _call(
+        self,
+        client: Client,
+        generation: int,
+        tool: str,
+        arguments: dict[str, Any],
+        ctx: ToolContext,
+        on_progress: Any,
+        max_text: int,
+    ) -> ToolResult:
+        token = _CALL.set(ctx)
+        try:
+            call = asyncio.ensure_future(
+                client.call_tool(tool, arguments, progress_callback=on_progress)
+            )
+        finally:
+            _CALL.reset(token)
         stopped = asyncio.ensure_future(ctx.cancel.wait())
         timeout = self.spec.call_timeout
         try:
@@ -405,7 +641,14 @@ class McpConnection:
         except Exception as exc:
             self._lost(generation, f"the connection failed: {describe_error(exc)}")
             return self._died(tool)
-        return from_mcp_result(result, where=f'MCP server "{self.name}"', max_text=max_text)
+        return from_mcp_result(
+            result, where=f'MCP server "{self.name}"', max_text=max_text, link=self._link
+        )
+
+    def _link(self, remote_uri: str) -> str:
+        from deftly.features.mcp.naming import resource_uri
+
+        return resource_uri(self.name, remote_uri)
 
     def _died(self, tool: str) -> ToolResult:
         return ToolResult.error(
@@ -421,6 +664,8 @@ class McpConnection:
         self._closing = True
         if self.state != "disabled":
             self.state = "closed"
+        for helper in list(self._helpers):
+            helper.cancel()
         self._retire()
         tasks = set(self._retired)
         if tasks:
@@ -438,13 +683,48 @@ async def _list_tools(client: Client) -> list[RemoteTool]:
     for _ in range(MAX_TOOL_PAGES):
         page = await client.list_tools(cursor=cursor)
         tools.extend(
-            RemoteTool(t.name, t.description or "", t.input_schema, t.annotations)
+            RemoteTool(
+                t.name,
+                t.description or "",
+                t.input_schema,
+                t.annotations,
+                title=t.title or (t.annotations.title if t.annotations else None),
+                output_schema=t.output_schema,
+            )
             for t in page.tools
         )
         cursor = page.next_cursor
         if not cursor:
             break
     return tools
+
+
+async def _list_resources(client: Client) -> list[mt.Resource]:
+    if client.server_capabilities.resources is None:
+        return []
+    found: list[mt.Resource] = []
+    cursor: str | None = None
+    for _ in range(MAX_TOOL_PAGES):
+        page = await client.list_resources(cursor=cursor)
+        found.extend(page.resources)
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return found
+
+
+async def _list_prompts(client: Client) -> list[mt.Prompt]:
+    if client.server_capabilities.prompts is None:
+        return []
+    found: list[mt.Prompt] = []
+    cursor: str | None = None
+    for _ in range(MAX_TOOL_PAGES):
+        page = await client.list_prompts(cursor=cursor)
+        found.extend(page.prompts)
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return found
 
 
 async def _abandon(call: Awaitable[Any]) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Callable
 
 import mcp.types as mt
 
@@ -14,6 +15,16 @@ MAX_BINARY_BYTES = 10 * 1024 * 1024
 """Largest image or audio part passed on (decoded size)."""
 
 ContentBlock = mt.TextContent | mt.ImageContent | mt.AudioContent
+
+TEXT_SEPARATOR = "\n"
+"""Between two text blocks of one result: they were separate, so they stay apart."""
+
+LinkMapper = Callable[[str], str]
+"""A server's resource URI -> the URI deftly opens it by (`mcp://<server>/...`)."""
+
+
+def _same(uri: str) -> str:
+    return uri
 
 
 def _decoded_size(data: str) -> int:
@@ -36,7 +47,7 @@ def _binary(kind: str, data: str, mime: str, where: str) -> ContentPart:
     return AudioPart(data, mime)
 
 
-def _block_part(block: object, where: str) -> ContentPart | None:
+def _block_part(block: object, where: str, link: LinkMapper = _same) -> ContentPart | None:
     if isinstance(block, mt.TextContent):
         return TextPart(block.text)
     if isinstance(block, mt.ImageContent):
@@ -58,7 +69,13 @@ def _block_part(block: object, where: str) -> ContentPart | None:
         )
     if isinstance(block, mt.ResourceLink):
         label = f" ({block.title or block.name})" if (block.title or block.name) else ""
-        return TextPart(f"[resource: {block.uri}{label}]")
+        mounted = link(str(block.uri))
+        hint = (
+            f"; open it with ReadMcpResource(uri={json.dumps(mounted)})"
+            if mounted != str(block.uri)
+            else ""
+        )
+        return TextPart(f"[resource: {mounted}{label}{hint}]")
     return None
 
 
@@ -83,18 +100,25 @@ def _cap_text(parts: list[ContentPart], max_chars: int) -> tuple[list[ContentPar
     return out, cut
 
 
-def from_mcp_result(result: mt.CallToolResult, *, where: str, max_text: int) -> ToolResult:
-    """An MCP tool result as a deftly result (text stays one string when it is all text)."""
-    parts = [p for block in result.content if (p := _block_part(block, where)) is not None]
+def from_mcp_result(
+    result: mt.CallToolResult, *, where: str, max_text: int, link: LinkMapper = _same
+) -> ToolResult:
+    """An MCP tool result as a deftly result: text stays one string when it is all text (its
+    blocks a line apart), and the structured content rides along as `structured`."""
+    parts = [p for block in result.content if (p := _block_part(block, where, link)) is not None]
     has_text = any(isinstance(p, TextPart) and p.text for p in parts)
     if result.structured_content is not None and not has_text:
         parts.append(TextPart(json.dumps(result.structured_content, ensure_ascii=False, indent=2)))
     truncated = False
     if all(isinstance(p, TextPart) for p in parts):
-        output: str | list[ContentPart] = "".join(p.text for p in parts if isinstance(p, TextPart))
+        texts = [p.text for p in parts if isinstance(p, TextPart)]
+        output: str | list[ContentPart] = TEXT_SEPARATOR.join(texts)
     else:
         output, truncated = _cap_text(parts, max_text)
-    return ToolResult(output, is_error=bool(result.is_error), truncated=truncated)
+    structured = result.structured_content if isinstance(result.structured_content, dict) else None
+    return ToolResult(
+        output, is_error=bool(result.is_error), truncated=truncated, structured=structured
+    )
 
 
 def to_mcp_content(result: ToolResult) -> list[ContentBlock]:

@@ -4,13 +4,18 @@ Servers start in parallel, each bounded by its start-up timeout; one that fails 
 (state, last error) and never stops the others or the runtime. Their tools are registered
 as `mcp__<server>__<tool>`; a name that is already taken keeps its first owner and the loser
 is reported. A server that dies keeps its tools registered, so the next call can restart it.
+
+As a client deftly also offers roots (the workspace root and additional directories, read
+when a server asks), passes a server's elicitation to the calling agent's user, follows the
+servers' list changes, and re-exports their prompts (`mcp__<server>__<prompt>`) and
+resources (`mcp://<server>/<percent-encoded remote uri>`, see `naming.resource_uri`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -18,14 +23,23 @@ from typing import TYPE_CHECKING, Any, Literal
 from deftly.config.mcp import McpConfig
 from deftly.contract.diagnostics import Diagnostic
 from deftly.execution.events import EventBus, RuntimeNotice
-from deftly.features.mcp.naming import MCP_PREFIX, SEPARATOR, qualify, sanitize_part
+from deftly.features.mcp.naming import (
+    MCP_PREFIX,
+    SEPARATOR,
+    parse_resource_uri,
+    qualify,
+    resource_uri,
+    sanitize_part,
+)
 from deftly.features.mcp.specs import InvalidServer, ServerSpec, State, load_specs
 from deftly.registry.registry import Disclosure, ToolRegistry
 
 if TYPE_CHECKING:  # the SDK is imported only when a server is configured (it is slow to load)
     import mcp.types as mt
 
+    from deftly.contract.tool import ToolContext
     from deftly.features.mcp.connection import McpConnection
+    from deftly.session.questions import QuestionDesk
 
 ChangeKind = Literal["tools", "resources", "prompts"]
 """What changed among the mounted servers' offerings (for `McpManager.on_change`)."""
@@ -150,8 +164,14 @@ class McpManager:
         diagnostics: list[Diagnostic] | None = None,
         max_text: int = 50_000,
         disclosure: Disclosure = "inline",
+        roots: Callable[[], Sequence[Path]] | None = None,
     ) -> None:
         self.workspace = workspace
+        self._roots = roots or (lambda: (workspace,))
+        self._listeners: list[Callable[[ChangeKind], None]] = []
+        self._desks: dict[str, QuestionDesk] = {}
+        self._starting: asyncio.Task[None] | None = None
+        self._resource_tool: Callable[[], None] | None = None
         self.config = config
         self.registry = registry
         self.events = events or EventBus()
@@ -166,8 +186,12 @@ class McpManager:
 
     # -- lifecycle -----------------------------------------------------------------------
 
-    async def start(self, specs: list[ServerSpec] | None = None) -> None:
-        """Read the configuration and start every enabled server, in parallel."""
+    async def start(
+        self, specs: list[ServerSpec] | None = None, *, background: bool = False
+    ) -> None:
+        """Read the configuration and start every enabled server, in parallel. With
+        `background`, return at once: each server's tools are registered as it connects, and
+        `on_change("tools")` tells the listeners (`close()` stops a start still going)."""
         if self._started:
             return
         self._started = True
@@ -175,13 +199,17 @@ class McpManager:
             specs, self.invalid = load_specs(self.workspace, self.config, self.diagnostics)
         if not specs:
             return
-        from deftly.features.mcp.connection import McpConnection
+        from deftly.features.mcp.connection import ClientHooks, McpConnection
 
+        hooks = ClientHooks(roots=self._roots, elicit=self._elicit, changed=self._list_changed)
         for spec in specs:
-            connection = McpConnection(spec, on_connected=self._connected)
+            connection = McpConnection(spec, on_connected=self._connected, hooks=hooks)
             self._servers[spec.name] = _Mounted(connection)
-        # Register in configuration order once all are up, so who wins a name is stable.
         starting = [m.connection for m in self._servers.values() if m.connection.spec.enabled]
+        if background:
+            self._starting = asyncio.create_task(self._start_each(starting), name="mcp:start")
+            return
+        # Register in configuration order once all are up, so who wins a name is stable.
         self._hold_registration = True
         try:
             await asyncio.gather(*(c.start() for c in starting))
@@ -198,10 +226,37 @@ class McpManager:
                     f"not mounted: {connection.last_error}",
                     "mcp.server_failed",
                 )
+        self._sync_resource_tool()
+
+    async def _start_each(self, starting: list[McpConnection]) -> None:
+        """Background start: every server at once; each registers when it connects."""
+
+        async def one(connection: McpConnection) -> None:
+            if not await connection.start() and connection.state == "failed":
+                self._report(
+                    "warning",
+                    connection.name,
+                    f"not mounted: {connection.last_error}",
+                    "mcp.server_failed",
+                )
+
+        await asyncio.gather(*(one(c) for c in starting), return_exceptions=True)
+
+    async def wait_started(self) -> None:
+        """Wait for a background start to finish (every server connected or failed)."""
+        if self._starting is not None:
+            await asyncio.wait({self._starting})
 
     async def close(self) -> None:
         """Stop every server (bounded; one slow server does not hold up the others) and take
         their tools out of the registry. The statuses stay readable."""
+        starting, self._starting = self._starting, None
+        if starting is not None and not starting.done():
+            starting.cancel()
+            await asyncio.wait({starting}, timeout=10.0)
+        if self._resource_tool is not None:
+            self._resource_tool()
+            self._resource_tool = None
         for mounted in self._servers.values():
             for undo in mounted.unregister:
                 undo()
@@ -218,6 +273,43 @@ class McpManager:
         mounted = self._servers.get(connection.name)
         if mounted is not None and not self._hold_registration:
             self._register(mounted)
+            self._sync_resource_tool()
+            self._changed("tools")
+            if connection.resources:
+                self._changed("resources")
+            if connection.prompts:
+                self._changed("prompts")
+
+    def _list_changed(self, connection: McpConnection, kind: ChangeKind) -> None:
+        """A server said one of its lists changed (it has been listed again)."""
+        mounted = self._servers.get(connection.name)
+        if mounted is None or self._hold_registration:
+            return
+        if kind == "tools":
+            self._register(mounted)
+        else:
+            self._sync_resource_tool()
+        self._changed(kind)
+
+    def _changed(self, kind: ChangeKind) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(kind)
+            except Exception:
+                log.exception("an MCP change listener failed")
+
+    def _sync_resource_tool(self) -> None:
+        """ReadMcpResource is offered while some connected server has resources."""
+        wanted = any(c.resources for c in self._connected_servers())
+        if wanted and self._resource_tool is None:
+            from deftly.features.mcp.read_resource import ReadMcpResourceTool
+
+            tool = ReadMcpResourceTool(self)
+            if tool.name not in self.registry:
+                self._resource_tool = self.registry.register(tool, source="mcp")
+        elif not wanted and self._resource_tool is not None:
+            self._resource_tool()
+            self._resource_tool = None
 
     def _register(self, mounted: _Mounted) -> None:
         connection = mounted.connection
@@ -299,36 +391,107 @@ class McpManager:
                 )
         return None
 
-    # -- resources, prompts, changes (issue 17: API fixed here, filled in by the mount work) --
+    # -- resources, prompts, changes, questions ------------------------------------------
+
+    def _connected_servers(self) -> list[McpConnection]:
+        return [m.connection for m in self._servers.values() if m.connection.state == "connected"]
 
     def resources(self) -> list[MountedResource]:
         """Every connected server's resources, namespaced."""
-        return []
+        return [
+            MountedResource(
+                uri=resource_uri(c.name, str(r.uri)),
+                remote_uri=str(r.uri),
+                server=c.name,
+                name=r.name,
+                title=r.title,
+                description=r.description,
+                mime_type=r.mime_type,
+            )
+            for c in self._connected_servers()
+            for r in c.resources
+        ]
+
+    def mounted_uri(self, server: str, remote_uri: str) -> str:
+        """deftly's URI of a server's resource (what `read_resource` takes)."""
+        return resource_uri(server, remote_uri)
 
     async def read_resource(self, uri: str) -> mt.ReadResourceResult:
-        """Read one re-exported resource through its server; DeftlyError when `uri` is not one
-        of `resources()` or the server cannot be reached."""
+        """Read one re-exported resource through its server; DeftlyError when `uri` names no
+        mounted server or the server cannot read it. Any remote URI of a configured server
+        is passed on (a tool's resource link need not be listed)."""
         from deftly.contract.errors import DeftlyError
 
-        raise DeftlyError(f"No mounted MCP server offers the resource {uri}.")
+        parsed = parse_resource_uri(uri)
+        mounted = self._servers.get(parsed[0]) if parsed else None
+        if parsed is None or mounted is None:
+            known = ", ".join(sorted(self._servers)) or "none"
+            raise DeftlyError(
+                f"No mounted MCP server offers the resource {uri}: deftly's resource URIs "
+                f"read mcp://<server>/<the server's uri, percent-encoded> (servers: {known})."
+            )
+        return await mounted.connection.read_resource(parsed[1])
 
     def prompts(self) -> list[MountedPrompt]:
         """Every connected server's prompts, namespaced."""
-        return []
+        return [
+            MountedPrompt(
+                name=qualify(c.name, p.name),
+                remote_name=p.name,
+                server=c.name,
+                title=p.title,
+                description=p.description,
+                arguments=tuple(
+                    (a.name, a.description, bool(a.required)) for a in (p.arguments or ())
+                ),
+            )
+            for c in self._connected_servers()
+            for p in c.prompts
+        ]
 
     async def get_prompt(self, name: str, arguments: dict[str, str] | None) -> mt.GetPromptResult:
         """Get one re-exported prompt through its server; DeftlyError when unknown."""
         from deftly.contract.errors import DeftlyError
 
+        for prompt in self.prompts():
+            if prompt.name == name:
+                connection = self._servers[prompt.server].connection
+                return await connection.get_prompt(prompt.remote_name, arguments)
         raise DeftlyError(f'No mounted MCP server offers the prompt "{name}".')
 
     def on_change(self, listener: Callable[[ChangeKind], None]) -> Callable[[], None]:
         """Call `listener` whenever the mounted tools, resources or prompts change (a server
         connected late, or sent a list_changed notification); returns the unsubscriber."""
-        return lambda: None
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
 
     def roots_changed(self) -> None:
         """The workspace's directories changed: tell every mounted server (roots/list_changed)."""
+        for connection in self._connected_servers():
+            connection.roots_changed()
+
+    def add_desk(self, agent_id: str, desk: QuestionDesk) -> Callable[[], None]:
+        """Where the questions of calls made by `agent_id` go (a server's elicitation)."""
+        self._desks[agent_id] = desk
+
+        def remove() -> None:
+            if self._desks.get(agent_id) is desk:
+                del self._desks[agent_id]
+
+        return remove
+
+    async def _elicit(
+        self, connection: McpConnection, params: mt.ElicitRequestParams, ctx: ToolContext | None
+    ) -> tuple[mt.ElicitResult | mt.ErrorData, str | None]:
+        from deftly.features.mcp.asking import elicit
+
+        desk = self._desks.get(ctx.identity.agent_id) if ctx is not None else None
+        return await elicit(connection.name, params, ctx, desk)
 
     # -- status --------------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ permission rules and tool lists written for them keep working.
 from __future__ import annotations
 
 import re
+from urllib.parse import quote, unquote
 
 MCP_PREFIX = "mcp__"
 SEPARATOR = "__"
@@ -62,3 +63,23 @@ def is_mcp_tool_name(name: str) -> bool:
         return False
     server, sep, tool = name[len(MCP_PREFIX) :].partition(SEPARATOR)
     return bool(sep and server and tool)
+
+
+RESOURCE_SCHEME = "mcp"
+
+
+def resource_uri(server: str, remote_uri: str) -> str:
+    """deftly's URI for a mounted server's resource: `mcp://<server>/<remote uri>`, both parts
+    percent-encoded, so any remote URI (with its own scheme and slashes) maps back exactly."""
+    return f"{RESOURCE_SCHEME}://{quote(server, safe='')}/{quote(remote_uri, safe='')}"
+
+
+def parse_resource_uri(uri: str) -> tuple[str, str] | None:
+    """(server, remote uri) of a URI made by `resource_uri`, or None when it is not one."""
+    head = f"{RESOURCE_SCHEME}://"
+    if not uri.startswith(head):
+        return None
+    server, sep, remote = uri[len(head) :].partition("/")
+    if not (sep and server and remote):
+        return None
+    return unquote(server), unquote(remote)

@@ -54,6 +54,8 @@ class McpTool(SchemaTool):
             f'The tool "{remote.name}" of the MCP server "{server}" (it has no description).'
         )
         super().__init__(name, description, remote.input_schema)
+        self.title = remote.title
+        self.output_schema = remote.output_schema
         self.server = server
         self.remote_name = remote.name
         self.annotations = remote.annotations
