@@ -6,7 +6,10 @@
    Target <= 3x, flat memory.
 3. Glob and Grep over a generated 20,000-file tree, through the whole runtime pipeline,
    against the same rg command line run bare. Target <= 1.3x.
-4. Edit one line in a 50 MB file, against read-replace-write in plain Python.
+4. Small Reads (100 files of one line) in a 1,000-call batch and one per batch, through
+   the whole runtime, against a bare open+read. Target <= 150 µs per call (<= 300 µs
+   alone).
+5. Edit one line in a 50 MB file, against read-replace-write in plain Python.
    Target <= 2x.
 
 Big files are generated in a temporary directory and removed at the end. Peak memory is
@@ -249,6 +252,69 @@ def read_benchmarks(work: Path) -> None:
     gib_file.unlink()
 
 
+SMALL_FILES = 100
+SMALL_CALLS = 1_000
+
+
+def small_read_benchmarks(work: Path) -> None:
+    """The per-call cost: small Reads (100 files of one line) in one 1,000-call batch, and
+    one Read per batch, through the whole runtime, against a bare open+read of the same
+    files (the floor)."""
+    tree = work / "small"
+    tree.mkdir()
+    paths = []
+    for i in range(SMALL_FILES):
+        path = tree / f"f{i:03}.txt"
+        path.write_text(f"line {i}\n")
+        paths.append(path)
+    calls = [
+        {"id": f"s{i}", "name": "Read", "arguments": {"path": str(paths[i % SMALL_FILES])}}
+        for i in range(SMALL_CALLS)
+    ]
+
+    def floor() -> float:
+        start = clock()
+        for i in range(SMALL_CALLS):
+            with open(paths[i % SMALL_FILES], "rb") as handle:
+                handle.read()
+        return (clock() - start) / SMALL_CALLS * 1e6
+
+    async def batch() -> float:
+        async with Runtime(tree, config={}, plugins=False, approve_asks=True) as rt:
+            first = await rt.run_batch(calls[:10])
+            assert not first[0].result.is_error, first[0].result.output
+            start = clock()
+            await rt.run_batch(calls)
+            return (clock() - start) / SMALL_CALLS * 1e6
+
+    async def single() -> float:
+        async with Runtime(tree, config={}, plugins=False, approve_asks=True) as rt:
+            await rt.run_batch(calls[:10])
+            start = clock()
+            for call in calls[:200]:
+                await rt.run_batch([call])
+            return (clock() - start) / 200 * 1e6
+
+    base = best_of(5, floor)
+    print(f"small Reads ({SMALL_FILES} files of one line), whole runtime (µs per call)")
+    row("bare open()+read() (floor)", base, "µs")
+    row(
+        f"Read in a {SMALL_CALLS:,}-call batch",
+        best_of(5, lambda: asyncio.run(batch())),
+        "µs",
+        base,
+        "target <= 150 µs",
+    )
+    row(
+        "Read alone in its batch",
+        best_of(5, lambda: asyncio.run(single())),
+        "µs",
+        base,
+        "target <= 300 µs",
+    )
+    shutil.rmtree(tree)
+
+
 def bare_rg(argv: list[str], cwd: Path) -> float:
     start = clock()
     subprocess.run(argv, cwd=cwd, capture_output=True, check=False)
@@ -342,7 +408,9 @@ if __name__ == "__main__":
     home = isolate()
     work = Path(tempfile.mkdtemp(prefix="deftly-bench-files-"))
     try:
-        which = set(sys.argv[1:]) or {"read", "search", "edit"}
+        which = set(sys.argv[1:]) or {"small", "read", "search", "edit"}
+        if "small" in which:
+            small_read_benchmarks(work)
         if "read" in which:
             read_benchmarks(work)
         if "search" in which:

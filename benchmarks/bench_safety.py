@@ -107,6 +107,49 @@ def gate_cost(ws: Path, target: Path, rules: dict[str, list[str]]) -> None:
     row("permission gate + plan guard, per call", gated - ungated, "µs")
 
 
+def gate_direct(ws: Path, target: Path) -> None:
+    """The gate's two hooks (deny check first, the whole chain last) called directly on a
+    resolved call, as the executor calls them: with 30 rules against none (the floor)."""
+    from tests.helpers import PathParams
+
+    from deftly.contract.tool import CancelToken
+    from deftly.env.local import LocalEnv
+    from deftly.execution import EventBus, ToolCall
+    from deftly.execution.hooks import BeforeContext
+    from deftly.execution.permission_gate import PermissionGate
+    from deftly.policy.paths import one_look
+    from deftly.policy.permissions import PermissionEngine, RuleBook
+
+    workspace = Workspace(ws)
+    tool = PeekTool(LocalEnv(), workspace)
+    args = PathParams(path=str(target))
+
+    def per_call(rules: dict[str, list[str]]) -> float:
+        gate = PermissionGate(PermissionEngine(workspace, RuleBook.from_lists(**rules)), EventBus())
+
+        async def run() -> float:
+            took = 0.0
+            for i in range(CALLS):
+                with one_look():  # as the executor prepares a call: resolve, then the hooks
+                    execution = tool.resolve(args)
+                    call = ToolCall(f"g{i}", "Peek", "{}")
+                    ctx = BeforeContext(call, tool, args, execution, [call], CancelToken())
+                    start = clock()
+                    await gate.check(ctx)
+                    await gate.confirm(ctx)
+                    took += clock() - start
+            return took / CALLS * 1e6
+
+        return asyncio.run(run())
+
+    base = best_of(5, lambda: per_call({}))
+    ruled = best_of(5, lambda: per_call(RULES))
+    count = sum(len(v) for v in RULES.values())
+    print("the permission gate's two hooks, called directly (µs per call)")
+    row("no rules (floor)", base, "µs")
+    row(f"{count} rules (10 allow, 10 ask, 10 deny)", ruled, "µs", base, "target <= 30 µs")
+
+
 def hook_cost(ws: Path, target: Path) -> None:
     async def with_hook() -> float:
         hooks = {"PreToolUse": [{"matcher": "Peek", "command": "true"}]}
@@ -138,6 +181,7 @@ def main() -> None:
     path_policy(ws, target)
     gate_cost(ws, target, {})
     gate_cost(ws, target, RULES)
+    gate_direct(ws, target)
     hook_cost(ws, target)
 
 

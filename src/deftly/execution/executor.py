@@ -74,6 +74,7 @@ from deftly.execution.notices import (
 )
 from deftly.execution.scheduler import Scheduler
 from deftly.execution.spill import Spiller
+from deftly.policy.paths import one_look
 from deftly.registry.registry import RegisteredTool, ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -549,7 +550,8 @@ class Batch:
         if slot.settled is None and cancel.cancelled:
             slot.settled = (ToolResult.error(cancelled_text(slot.name, cancel)), Outcome.CANCELLED)
         if slot.settled is None:
-            await executor._prepare(slot, self._calls, cancel)
+            with one_look():  # resolve and every check see one lookup of each path
+                await executor._prepare(slot, self._calls, cancel)
         executor._announce(slot)
         if slot.settled is not None:
             result, outcome = slot.settled

@@ -10,6 +10,9 @@ outside. The real path is what a tool then reads or writes.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -58,13 +61,39 @@ def real_path(path: str | os.PathLike[str], probe: PathProbe = LOCAL_PROBE) -> P
     return Path(real_path_text(path, probe))
 
 
+_LOOKED_UP: ContextVar[dict[tuple[str, PathProbe], str] | None] = ContextVar(
+    "deftly_real_paths", default=None
+)
+
+
+@contextmanager
+def one_look() -> Iterator[None]:
+    """Within this block each path is resolved through its links once: the tool's
+    resolution, the permission checks and the secret checks of one call see the same
+    real path, looked up once. (The tool's later open is pinned to that real path, so a
+    link swapped in afterwards is still caught there, as without this block.)"""
+    token = _LOOKED_UP.set({})
+    try:
+        yield
+    finally:
+        _LOOKED_UP.reset(token)
+
+
 def real_path_text(path: str | os.PathLike[str], probe: PathProbe = LOCAL_PROBE) -> str:
     """`real_path` as a string. (Works on strings throughout: this runs for every path of
     every call, and `Path` objects cost more than the `lstat` calls.)"""
     text = os.fspath(path)
     if not text.startswith("/"):
         text = os.path.abspath(text)
-    return follow_links(text, probe.link_target, probe.lexists)
+    looked_up = _LOOKED_UP.get()
+    if looked_up is None:
+        return follow_links(text, probe.link_target, probe.lexists)
+    found = looked_up.get((text, probe))
+    if found is None:
+        found = follow_links(text, probe.link_target, probe.lexists)
+        looked_up[(text, probe)] = found
+        looked_up[(found, probe)] = found  # a real path leads to itself
+    return found
 
 
 def normal_path(path: str | os.PathLike[str]) -> Path:

@@ -314,15 +314,35 @@ def resolved_rule_matcher(
     then still applies (a link to a denied file is denied), an allow rule does not (a link
     inside an allowed directory that leads elsewhere is not allowed).
     """
-    subjects = [
+    subjects = tuple(
         tuple(_path_variants(text, cwd, home))
         for text in dict.fromkeys([str(resolved.real), str(resolved.lexical)])
-    ]
+    )
+    return ResolvedMatcher(subjects, cwd, home)
 
-    def match(pattern: str) -> RuleMatch:
-        hits = [_match_subjects(variants, pattern, cwd, home) for variants in subjects]
-        if all(hits):
-            return RuleMatch.FULL
-        return RuleMatch.PARTIAL if any(hits) else RuleMatch.NONE
 
-    return match
+@dataclass(frozen=True, slots=True)
+class ResolvedMatcher:
+    """The rule matcher of one resolved path (see `resolved_rule_matcher`). A value: two
+    calls on the same path have equal matchers, and its answers depend on nothing else,
+    so a rule book may remember which of its rules covers it."""
+
+    subjects: tuple[tuple[str, ...], ...]
+    cwd: Path | None
+    home: Path | None
+
+    def __call__(self, pattern: str) -> RuleMatch:
+        return _resolved_match(self.subjects, pattern, cwd=self.cwd, home=self.home)
+
+
+@functools.lru_cache(maxsize=16384)
+def _resolved_match(
+    subjects: tuple[tuple[str, ...], ...], pattern: str, *, cwd: Path | None, home: Path | None
+) -> RuleMatch:
+    """How far `pattern` covers a resolved path's subjects (see `resolved_rule_matcher`).
+    A pure function of its arguments (the pattern's own variants are worked out once), so
+    it is remembered: agents read the same files again and again, under the same rules."""
+    hits = [_match_subjects(variants, pattern, cwd, home) for variants in subjects]
+    if all(hits):
+        return RuleMatch.FULL
+    return RuleMatch.PARTIAL if any(hits) else RuleMatch.NONE

@@ -7,6 +7,7 @@ bytes are looked at, so a certificate passes and a private key does not.
 
 from __future__ import annotations
 
+import functools
 import os
 
 from deftly.contract.fs import LOCAL_PROBE, PathProbe
@@ -37,7 +38,13 @@ _HEADER_BYTES = 4096
 
 def sensitive_reason(path: str | os.PathLike[str]) -> str | None:
     """Why `path` is a secret (a short phrase), or None. Looks at the name only."""
-    text = os.fspath(path)
+    return _sensitive_text(os.fspath(path))
+
+
+@functools.lru_cache(maxsize=8192)
+def _sensitive_text(text: str) -> str | None:
+    """`sensitive_reason` of a path's text: a function of the text alone, so remembered
+    (every call's paths are checked several times: as given, for real, by the engine)."""
     name = os.path.basename(text.rstrip("/")).lower()
     if name in _EXACT_NAMES:
         return _EXACT_NAMES[name]

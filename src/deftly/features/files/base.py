@@ -67,6 +67,9 @@ class SingleFileTool(FileTool[P]):
     ReadMediaFile)."""
 
     action: ClassVar[Action]
+    inline_max_bytes: ClassVar[int] = 0
+    """Files up to this size are worked on in the event loop's thread, not a worker's
+    (0: always in a worker). Only for work bounded by the file's size."""
 
     def file_execution(
         self,
@@ -101,7 +104,20 @@ class SingleFileTool(FileTool[P]):
         )
 
     async def _in_thread(self, raw: str, path: Path, work: Work, ctx: ToolContext) -> ToolResult:
+        if self._small_enough(path):
+            return self.run_work(raw, path, work)
         return await asyncio.to_thread(self.run_work, raw, path, work)
+
+    def _small_enough(self, path: Path) -> bool:
+        """Whether the work on `path` is quick enough to run on the event loop: the hop
+        to a worker thread costs more than reading a small regular file does."""
+        if self.inline_max_bytes <= 0:
+            return False
+        try:
+            st = self.env.stat(path)
+        except OSError:
+            return False  # the worker reports it, with the usual message
+        return stat.S_ISREG(st.st_mode) and st.st_size <= self.inline_max_bytes
 
     def run_work(self, raw: str, path: Path, work: Work) -> ToolResult:
         """Run `work` on `path` in this thread; its failures become error results that

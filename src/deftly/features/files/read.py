@@ -49,6 +49,8 @@ from deftly.features.files.tracker import FileTracker, content_digest
 from deftly.policy import Workspace
 
 TAIL_MAX = 1000
+INLINE_MAX_BYTES = 64 * 1024
+"""A file this small is read without the hop to a worker thread (the hop costs more)."""
 
 
 def _not_zero(value: int) -> int:
@@ -111,6 +113,7 @@ class ReadTool(TrackedFileTool[ReadParams]):
     description = describe("read.md")
     traits = ToolTraits(read_only=True, idempotent=True)
     action = "read"
+    inline_max_bytes = INLINE_MAX_BYTES
 
     def __init__(
         self, env: ExecEnv, workspace: Workspace, config: FilesConfig, tracker: FileTracker

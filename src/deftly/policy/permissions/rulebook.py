@@ -20,9 +20,18 @@ from typing import Protocol
 
 from deftly.contract.errors import ConfigError
 from deftly.contract.tool import RuleMatch, ToolExecution
-from deftly.policy.rules import PREFIX_SUFFIX, Rule, RuleSyntaxError, parse_rule
+from deftly.policy.rules import (
+    PREFIX_SUFFIX,
+    ResolvedMatcher,
+    Rule,
+    RuleSyntaxError,
+    parse_rule,
+)
 
 log = logging.getLogger(__name__)
+
+_HITS_KEPT = 4096
+"""How many (tool, path) answers a rule book remembers before it starts afresh."""
 
 
 class RuleKind(StrEnum):
@@ -192,6 +201,12 @@ class RuleBook:
     _by_kind_key: tuple[int, int, int] = field(
         default=(-1, 0, 0), init=False, repr=False, compare=False
     )
+    _by_tool: dict[tuple[RuleKind, str], tuple[RuleEntry, ...]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+    _hits: dict[tuple[RuleKind, str, ResolvedMatcher], RuleHit | None] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     warnings: list[str] = field(default_factory=list, compare=False)
     """Rules that parse but can match nothing, each said with where it is and why."""
@@ -276,8 +291,21 @@ class RuleBook:
             for entry in entries:
                 grouped[entry.kind].append(entry)
             self._by_kind = grouped
+            self._by_tool = {}
+            self._hits = {}
             self._by_kind_key = (self.version, id(entries), len(entries))
         return grouped[kind]
+
+    def for_tool(self, kind: RuleKind, tool: str) -> tuple[RuleEntry, ...]:
+        """The rules of one kind whose tool part names `tool`, in order: worked out once
+        per tool and change of the book, so a call matches only the rules that concern it."""
+        self.of_kind(kind)  # regroups (and clears the per-tool lists) after a change
+        key = (kind, tool)
+        found = self._by_tool.get(key)
+        if found is None:
+            found = tuple(e for e in self.of_kind(kind) if e.rule.matches_tool(tool))
+            self._by_tool[key] = found
+        return found
 
     def __iter__(self) -> Iterator[RuleEntry]:
         return iter(list(self.entries))
@@ -287,8 +315,30 @@ class RuleBook:
 
     def first_hit(self, kind: RuleKind, tool: str, execution: ToolExecution) -> RuleHit | None:
         """The first rule of `kind` that covers the call (an allow rule must cover all of it, a deny
-        or ask rule any part), or None."""
-        for entry in self.of_kind(kind):
+        or ask rule any part), or None. Remembered per tool and path matcher until the book
+        changes: a call on a path seen before costs one dictionary look-up."""
+        entries = self.for_tool(kind, tool)
+        if not entries:
+            return None
+        matcher = execution.matches_rule
+        if not isinstance(matcher, ResolvedMatcher):
+            return self._first_hit(entries, kind, tool, execution)
+        key = (kind, tool, matcher)
+        try:
+            return self._hits[key]
+        except KeyError:
+            pass
+        hit = self._first_hit(entries, kind, tool, execution)
+        if len(self._hits) >= _HITS_KEPT:
+            self._hits.clear()
+        self._hits[key] = hit
+        return hit
+
+    @staticmethod
+    def _first_hit(
+        entries: Sequence[RuleEntry], kind: RuleKind, tool: str, execution: ToolExecution
+    ) -> RuleHit | None:
+        for entry in entries:
             match, note = match_rule(entry.rule, tool, execution)
             if covers(kind, match):
                 return RuleHit(entry, match, note)
