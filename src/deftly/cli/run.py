@@ -318,8 +318,15 @@ def _agent(
     runtime: Runtime, provider: ChatProvider, settings: ModelSettings, max_steps: int | None
 ) -> Agent:
     from deftly.agent import Agent
+    from deftly.scale.ray_children import children_backend
 
-    return Agent(runtime, provider, max_steps=max_steps, context_window=settings.context_window)
+    return Agent(
+        runtime,
+        provider,
+        max_steps=max_steps,
+        context_window=settings.context_window,
+        children_backend=children_backend(runtime.config.agents),
+    )
 
 
 async def _one_turn(agent: Agent, prompt: str, show: Callable[[AgentEvent], None]) -> int:
