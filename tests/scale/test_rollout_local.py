@@ -99,7 +99,7 @@ def test_the_setup_command_runs_in_the_workspace_before_the_agent(tmp_path: Path
         done = rollout(server, tasks)
     assert done.returncode == 0, done.stderr
     [record] = results(tmp_path / "tasks.results.jsonl")
-    tool_message = [m for m in server.requests[1]["messages"] if m["role"] == "tool"][0]
+    tool_message = next(m for m in server.requests[1]["messages"] if m["role"] == "tool")
     assert "ready" in json.dumps(tool_message)
     assert "+ready" in record["diff"]  # what setup made beside the repo's files shows too
 
