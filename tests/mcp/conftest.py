@@ -16,6 +16,9 @@ import pytest
 from tests.conftest import trust_folder
 
 FAKE_SERVER = str(Path(__file__).with_name("fake_server.py"))
+RICH_SERVER = str(Path(__file__).with_name("rich_server.py"))
+ERAS = {"2026-07-28": (), "2025-11-25": ("--legacy",)}
+"""The protocol eras a mounted SDK server can speak, and the rich server's flags for each."""
 DEFTLY = str(Path(sys.executable).with_name("deftly"))
 
 HELPER_TOOLS = [
@@ -30,6 +33,11 @@ HELPER_TOOLS = [
 def fake(*args: str, **extra: Any) -> dict[str, Any]:
     """An mcp.json entry that starts the fake server with these options."""
     return {"command": sys.executable, "args": [FAKE_SERVER, *args], **extra}
+
+
+def rich(*args: str, **extra: Any) -> dict[str, Any]:
+    """An mcp.json entry that starts the rich (MCPServer) test server."""
+    return {"command": sys.executable, "args": [RICH_SERVER, *args], **extra}
 
 
 def alive(pid: int) -> bool:
