@@ -53,7 +53,10 @@ def ray_session(
     if runtime_env:
         options["runtime_env"] = dict(runtime_env)
     if address is None:
-        options.update(include_dashboard=False, num_cpus=num_cpus or os.cpu_count() or 1)
+        # "local": a private instance even when RAY_ADDRESS or a `ray start` cluster exists
+        options.update(
+            address="local", include_dashboard=False, num_cpus=num_cpus or os.cpu_count() or 1
+        )
     else:
         options["address"] = address
     try:
