@@ -11,84 +11,95 @@ real files and processes. Start with `Runtime`:
 Everything a user of the library or a tool writer needs is importable from here: the
 runtime, the tool contract, approvals, events, hook decisions, the execution environment,
 the path policy's helpers and the errors, and the agent loop (`Agent`, with
-`OpenAIProvider` or `AnthropicProvider`, imported on first use). Deeper modules are the
-implementation; their names may move between versions, these do not. Importing `deftly`
-loads neither the MCP SDK, the model SDKs, nor the command line's libraries.
+`OpenAIProvider` or `AnthropicProvider`). Deeper modules are the implementation; their
+names may move between versions, these do not.
+
+Every name is imported on first use (PEP 562), so `import deftly` — which every
+`deftly` command and every `import deftly.<module>` pays first — costs next to nothing,
+and `from deftly import Tool` loads the contract, not the runtime. The names are also
+imported under `TYPE_CHECKING` below, so type checkers and editors see them as usual.
 """
 
-from deftly.contract import (
-    Accesses,
-    AgentCallDisplay,
-    AudioPart,
-    BaseTool,
-    CancelToken,
-    CommandDisplay,
-    ConfigError,
-    ContentPart,
-    DeftlyError,
-    DiffDisplay,
-    Display,
-    FileIODisplay,
-    GenericDisplay,
-    GoalStartDisplay,
-    ImagePart,
-    InvalidArguments,
-    PathSecurityError,
-    PlanReviewDisplay,
-    RuleMatch,
-    SchemaTool,
-    SearchDisplay,
-    SkillCallDisplay,
-    TaskDisplay,
-    TaskStopDisplay,
-    TextPart,
-    TodoListDisplay,
-    Tool,
-    ToolContext,
-    ToolDeclined,
-    ToolError,
-    ToolExecution,
-    ToolLoadError,
-    ToolResult,
-    ToolTraits,
-    ToolUpdate,
-    UrlFetchDisplay,
-    describe,
-)
-from deftly.contract.identity import MAIN_AGENT, Identity
-from deftly.env import ExecEnv, LocalEnv
-from deftly.execution import (
-    AfterContext,
-    AfterHook,
-    Allow,
-    BatchStarted,
-    BeforeContext,
-    BeforeHook,
-    CallResult,
-    Decision,
-    Event,
-    Outcome,
-    Proceed,
-    ResultBuilder,
-    RuntimeNotice,
-    ToolCall,
-    ToolCallFinished,
-    ToolCallStarted,
-    ToolProgress,
-    Veto,
-)
-from deftly.policy import (
-    ApprovalRequest,
-    ApprovalResponse,
-    Approver,
-    Mode,
-    PathOp,
-    Workspace,
-    literal_rule,
-    path_rule_matcher,
-)
-from deftly.registry import Profile, ToolContribution
-from deftly.runtime import Runtime, ToolInfo
+import typing
+
+if typing.TYPE_CHECKING:
+    from deftly.agent.agent import Agent, TurnResult
+    from deftly.contract import (
+        Accesses,
+        AgentCallDisplay,
+        AudioPart,
+        BaseTool,
+        CancelToken,
+        CommandDisplay,
+        ConfigError,
+        ContentPart,
+        DeftlyError,
+        DiffDisplay,
+        Display,
+        FileIODisplay,
+        GenericDisplay,
+        GoalStartDisplay,
+        ImagePart,
+        InvalidArguments,
+        PathSecurityError,
+        PlanReviewDisplay,
+        RuleMatch,
+        SchemaTool,
+        SearchDisplay,
+        SkillCallDisplay,
+        TaskDisplay,
+        TaskStopDisplay,
+        TextPart,
+        TodoListDisplay,
+        Tool,
+        ToolContext,
+        ToolDeclined,
+        ToolError,
+        ToolExecution,
+        ToolLoadError,
+        ToolResult,
+        ToolTraits,
+        ToolUpdate,
+        UrlFetchDisplay,
+        describe,
+    )
+    from deftly.contract.identity import MAIN_AGENT, Identity
+    from deftly.env import ExecEnv, LocalEnv
+    from deftly.execution import (
+        AfterContext,
+        AfterHook,
+        Allow,
+        BatchStarted,
+        BeforeContext,
+        BeforeHook,
+        CallResult,
+        Decision,
+        Event,
+        Outcome,
+        Proceed,
+        ResultBuilder,
+        RuntimeNotice,
+        ToolCall,
+        ToolCallFinished,
+        ToolCallStarted,
+        ToolProgress,
+        Veto,
+    )
+    from deftly.policy import (
+        ApprovalRequest,
+        ApprovalResponse,
+        Approver,
+        Mode,
+        PathOp,
+        Workspace,
+        literal_rule,
+        path_rule_matcher,
+    )
+    from deftly.providers.anthropic_messages import AnthropicProvider
+    from deftly.providers.base import ChatProvider
+    from deftly.providers.openai_chat import OpenAIProvider
+    from deftly.registry import Profile, ToolContribution
+    from deftly.runtime import Runtime, ToolInfo
 
 __version__ = "0.1.0"
 
@@ -172,21 +183,101 @@ __all__ = [
     "path_rule_matcher",
 ]
 
-
-_LAZY = {
-    "Agent": ("deftly.agent.agent", "Agent"),
-    "TurnResult": ("deftly.agent.agent", "TurnResult"),
-    "ChatProvider": ("deftly.providers.base", "ChatProvider"),
-    "OpenAIProvider": ("deftly.providers.openai_chat", "OpenAIProvider"),
-    "AnthropicProvider": ("deftly.providers.anthropic_messages", "AnthropicProvider"),
+_FROM: dict[str, tuple[str, ...]] = {
+    "deftly.contract": (
+        "Accesses",
+        "AgentCallDisplay",
+        "AudioPart",
+        "BaseTool",
+        "CancelToken",
+        "CommandDisplay",
+        "ConfigError",
+        "ContentPart",
+        "DeftlyError",
+        "DiffDisplay",
+        "Display",
+        "FileIODisplay",
+        "GenericDisplay",
+        "GoalStartDisplay",
+        "ImagePart",
+        "InvalidArguments",
+        "PathSecurityError",
+        "PlanReviewDisplay",
+        "RuleMatch",
+        "SchemaTool",
+        "SearchDisplay",
+        "SkillCallDisplay",
+        "TaskDisplay",
+        "TaskStopDisplay",
+        "TextPart",
+        "TodoListDisplay",
+        "Tool",
+        "ToolContext",
+        "ToolDeclined",
+        "ToolError",
+        "ToolExecution",
+        "ToolLoadError",
+        "ToolResult",
+        "ToolTraits",
+        "ToolUpdate",
+        "UrlFetchDisplay",
+        "describe",
+    ),
+    "deftly.contract.identity": ("MAIN_AGENT", "Identity"),
+    "deftly.env": ("ExecEnv", "LocalEnv"),
+    "deftly.execution": (
+        "AfterContext",
+        "AfterHook",
+        "Allow",
+        "BatchStarted",
+        "BeforeContext",
+        "BeforeHook",
+        "CallResult",
+        "Decision",
+        "Event",
+        "Outcome",
+        "Proceed",
+        "ResultBuilder",
+        "RuntimeNotice",
+        "ToolCall",
+        "ToolCallFinished",
+        "ToolCallStarted",
+        "ToolProgress",
+        "Veto",
+    ),
+    "deftly.policy": (
+        "ApprovalRequest",
+        "ApprovalResponse",
+        "Approver",
+        "Mode",
+        "PathOp",
+        "Workspace",
+        "literal_rule",
+        "path_rule_matcher",
+    ),
+    "deftly.registry": ("Profile", "ToolContribution"),
+    "deftly.runtime": ("Runtime", "ToolInfo"),
+    "deftly.agent.agent": ("Agent", "TurnResult"),
+    "deftly.providers.base": ("ChatProvider",),
+    "deftly.providers.openai_chat": ("OpenAIProvider",),
+    "deftly.providers.anthropic_messages": ("AnthropicProvider",),
 }
-"""The agent loop and the providers, imported on first use (`import deftly` stays light)."""
+"""Where each public name lives (the same imports as the `TYPE_CHECKING` block above)."""
+
+_HOME = {name: module for module, names in _FROM.items() for name in names}
 
 
 def __getattr__(name: str) -> object:
-    if name in _LAZY:
-        import importlib
+    """Import a public name on first use and keep it, so the next lookup is a plain one."""
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module 'deftly' has no attribute {name!r}")
+    import importlib
 
-        module, attribute = _LAZY[name]
-        return getattr(importlib.import_module(module), attribute)
-    raise AttributeError(f"module 'deftly' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -142,7 +142,7 @@ def call_command(
     reached the tool (unknown tool, bad arguments, a switched-off tool, a bad option).
     """
     from deftly.cli.approver import terminal_approver
-    from deftly.cli.permissions import NoticePrinter, explanation_json, explanation_text
+    from deftly.cli.notices import NoticePrinter, explanation_json, explanation_text
     from deftly.cli.render import call_json, stream_output
     from deftly.execution.calls import Outcome
 
@@ -284,7 +284,7 @@ def batch_command(
     {tool_call_id, name, is_error, output, note, truncated, started_at, finished_at}.
     Exit status: 0 when every call succeeded, 1 when any failed, 2 for a malformed batch.
     """
-    from deftly.cli.permissions import NoticePrinter
+    from deftly.cli.notices import NoticePrinter
     from deftly.cli.render import call_json, stream_output
 
     async def main() -> int:

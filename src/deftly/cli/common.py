@@ -3,24 +3,24 @@ known errors into one clean line (never a traceback)."""
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import os
 import signal
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
-from deftly.cli.approver import terminal_approver
-from deftly.cli.trust_question import ask_to_trust
-from deftly.contract.errors import DeftlyError
-from deftly.policy.approval import Approver
-from deftly.runtime import Runtime
+if TYPE_CHECKING:
+    from deftly.policy.approval import Approver
+    from deftly.runtime import Runtime
+
+# Only what every command's options and error lines need is imported here: `deftly --help`
+# imports this module, so the runtime, the approver and asyncio are imported where used.
 
 T = TypeVar("T")
 
@@ -110,6 +110,10 @@ class Stopped(Exception):
 def run_async(main: Callable[[], Coroutine[Any, Any, T]]) -> T:
     """Run a coroutine; known errors become a clean message, never a traceback. SIGTERM
     and SIGHUP cancel it like SIGINT does, so the runtime closes what it started."""
+    import asyncio
+
+    from deftly.contract.errors import DeftlyError
+
     try:
         return asyncio.run(_stopped_by_signals(main))
     except typer.Exit:
@@ -125,6 +129,8 @@ def run_async(main: Callable[[], Coroutine[Any, Any, T]]) -> T:
 async def _stopped_by_signals(main: Callable[[], Coroutine[Any, Any, T]]) -> T:
     """Await `main`, cancelling it at the first SIGTERM or SIGHUP (a second one kills at
     once, for a close that hangs)."""
+    import asyncio
+
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     received: list[int] = []
@@ -169,6 +175,10 @@ def build_runtime(
     """`trust`: the --trust option (this run only). `ask_trust`: at a terminal, ask once
     whether to trust a workspace whose own config needs it (yes records it). `session_id`:
     attach to that session (`deftly run --resume`), else a new one."""
+    from deftly.cli.approver import terminal_approver
+    from deftly.cli.trust_question import ask_to_trust
+    from deftly.runtime import Runtime
+
     if mode is not None and mode not in ("manual", "yolo", "auto"):
         raise UsageError(f"unknown mode {mode!r}; use manual, yolo or auto")
     if approver is None and not yes:

@@ -1,17 +1,17 @@
-"""The CLI side of safety: who approves, what is reported, `--explain`, `deftly permissions`."""
+"""`deftly permissions`: the mode, the rules with their origin, the hooks, and `--test`.
+
+What is reported while a command runs, and `--explain`, are in `notices.py`."""
 
 from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from deftly.cli.common import (
     JsonOpt,
@@ -21,54 +21,9 @@ from deftly.cli.common import (
     print_diagnostics,
     run_async,
 )
-from deftly.cli.permission_test import run_tests
-from deftly.execution.events import Event, RuntimeNotice
-from deftly.execution.permission_gate import PermissionRecord
-from deftly.runtime import Runtime
 
-
-class NoticePrinter:
-    """Prints what a person should know as it happens (a failed hook, a mode switch) on
-    stderr, and keeps the permission records for `--explain`."""
-
-    def __init__(self, console: Console) -> None:
-        self.console = console
-        self.records: list[PermissionRecord] = []
-
-    def attach(self, runtime: Runtime) -> Callable[[], None]:
-        """Start listening to the runtime's events; returns the function that stops it."""
-        return runtime.subscribe(self)
-
-    def __call__(self, event: Event) -> None:
-        if not isinstance(event, RuntimeNotice):
-            return
-        if event.kind == "permission" and isinstance(event.data, PermissionRecord):
-            self.records.append(event.data)
-        elif event.kind == "hook":
-            self.console.print(f"[yellow]hook:[/yellow] {escape(event.message)}", highlight=False)
-        elif event.kind == "permission_mode":
-            self.console.print(f"[cyan]{escape(event.message)}[/cyan]", highlight=False)
-
-    def record_for(self, call_id: str) -> PermissionRecord | None:
-        """The last permission record of the call `call_id`, for `--explain`."""
-        found = [r for r in self.records if r.call_id == call_id]
-        return found[-1] if found else None
-
-
-def explanation_text(record: PermissionRecord | None, outcome: str) -> str:
-    """The permission chain's story for `--explain`, or why there is none (the call ended before the
-    gate, or a hook allowed it)."""
-    if record is None:
-        return (
-            "No permission decision was made: the call ended before the permission gate "
-            f"(outcome: {outcome}), or an in-process hook allowed it."
-        )
-    return record.explain()
-
-
-def explanation_json(record: PermissionRecord | None) -> dict[str, Any] | None:
-    """The permission record as JSON for `--explain --json` (None when no decision was made)."""
-    return record.to_json() if record is not None else None
+if TYPE_CHECKING:
+    from deftly.runtime import Runtime
 
 
 # -- `deftly permissions` ------------------------------------------------------------------
@@ -96,6 +51,7 @@ def permissions_command(
 ) -> None:
     """Show the permission mode, every rule with the file and line it came from, and the
     configured hooks; with --test, what the chain would decide for a call (nothing is run)."""
+    from deftly.cli.permission_test import run_tests
 
     async def main() -> None:
         runtime = build_runtime(workspace, mode, False, trust=trust)
@@ -128,6 +84,8 @@ def show(runtime: Runtime, as_json: bool) -> None:
         data = {"mode": str(runtime.mode), "rules": rules, "hooks": hooks, "warnings": warnings}
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
         return
+    from rich.table import Table
+
     console = Console()
     console.print(f"mode: [bold]{runtime.mode}[/bold]")
     if rules:

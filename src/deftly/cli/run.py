@@ -17,8 +17,6 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 
-from deftly.agent.events import AgentEvent
-from deftly.cli.approver import TerminalApprover
 from deftly.cli.common import (
     USAGE_ERROR,
     McpConfigOpt,
@@ -32,18 +30,18 @@ from deftly.cli.common import (
     print_diagnostics,
     run_async,
 )
-from deftly.cli.render import stream_output
-from deftly.cli.run_render import INTERRUPTED, JsonRenderer, PrintRenderer, exit_code
-from deftly.cli.run_turn import run_turn
-from deftly.config.models import ModelSettings
-from deftly.features.notify import DesktopNotifier, NotifyAlerts
-from deftly.providers.base import ChatProvider
-from deftly.runtime import Runtime
-from deftly.session.paths import data_home, session_dir
 
 if TYPE_CHECKING:
     from deftly.agent import Agent
+    from deftly.agent.events import AgentEvent
     from deftly.cli.run_live import LiveRenderer
+    from deftly.config.models import ModelSettings
+    from deftly.features.notify import NotifyAlerts
+    from deftly.providers.base import ChatProvider
+    from deftly.runtime import Runtime
+
+# The agent, the providers and the renderers are imported when a run starts, not when
+# `deftly --help` builds the command line.
 
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
@@ -112,6 +110,9 @@ def run_command(
     text = None if watch and prompt is None else _prompt_text(prompt, as_json)
     interactive = text is None and not watch
     session = _pick_session(workspace, continue_, resume)
+    from deftly.cli.approver import TerminalApprover
+    from deftly.cli.render import stream_output
+    from deftly.cli.run_render import JsonRenderer, PrintRenderer
 
     async def main() -> int:
         options = _ModelOptions(model, provider, base_url)
@@ -181,6 +182,8 @@ def _notify_alerts(*, interactive: bool, as_json: bool, console: Console) -> Not
     """How NotifyUser reaches the person: at the interactive terminal a line, the bell and a
     desktop notification (where notify-send can show one); in print mode a line on stderr
     (and the bell when stderr is a terminal); with --json the `notice` event."""
+    from deftly.features.notify import DesktopNotifier, NotifyAlerts
+
     if interactive:
         return NotifyAlerts(
             shown="a line in the terminal", bell=console.file, desktop=DesktopNotifier.find()
@@ -251,6 +254,7 @@ def _prompt_text(prompt: str | None, as_json: bool) -> str | None:
 def _pick_session(workspace: Path, continue_: bool, resume: str | None) -> str | None:
     """The session to attach to: --resume's, the latest for --continue, else a new one."""
     from deftly.agent.transcript import latest_session, transcript_path
+    from deftly.session.paths import data_home, session_dir
 
     home = data_home()
     if continue_:
@@ -331,6 +335,9 @@ def _agent(
 
 async def _one_turn(agent: Agent, prompt: str, show: Callable[[AgentEvent], None]) -> int:
     """Run one turn; its exit status."""
+    from deftly.cli.run_render import INTERRUPTED, exit_code
+    from deftly.cli.run_turn import run_turn
+
     end = await run_turn(agent, prompt, show)
     if end is None:
         err.print("[red]deftly:[/red] interrupted", highlight=False)

@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
 
 import typer
 from rich.markup import escape
-from rich.table import Table
 
 from deftly.cli.common import JsonOpt, TrustOpt, WorkspaceOpt, err, out
-from deftly.contract.errors import DeftlyError
-from deftly.features.skills import Skill, SkillError, SkillService, Trigger, join_arguments
-from deftly.runtime import Runtime
+
+if TYPE_CHECKING:
+    from deftly.features.skills import Skill, SkillService, Trigger
+
+# The runtime and the skills feature are imported when a subcommand runs (not for --help).
 
 T = TypeVar("T")
 
@@ -33,6 +33,11 @@ NOT_FOUND = 2
 
 def _with_skills(workspace: Path, work: Callable[[SkillService], T], trust: bool = False) -> T:
     """Run `work` with the workspace's skill service; errors become one clean line."""
+    import asyncio
+
+    from deftly.contract.errors import DeftlyError
+    from deftly.features.skills import SkillError
+    from deftly.runtime import Runtime
 
     async def main() -> T:
         async with Runtime(workspace, trust=True if trust else None) as runtime:
@@ -72,6 +77,8 @@ def list_command(
             )
             return
         if skills:
+            from rich.table import Table
+
             table = Table(show_edge=False, pad_edge=False)
             for column in ("Name", "Source", "For", "Description", "Path"):
                 table.add_column(column, overflow="fold")
@@ -162,7 +169,9 @@ def render_command(
     if trigger not in ("user-slash", "model-tool", "nested-skill"):
         err.print(f"[red]deftly:[/red] unknown trigger {trigger!r}", highlight=False)
         raise typer.Exit(2)
-    chosen = cast(Trigger, trigger)
+    from deftly.features.skills import join_arguments
+
+    chosen = cast("Trigger", trigger)
 
     def work(service: SkillService) -> str:
         return service.render(name, join_arguments(args or []), trigger=chosen)

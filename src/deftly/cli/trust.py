@@ -10,16 +10,17 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.markup import escape
 
 from deftly.cli.common import JsonOpt, err, fail, out
-from deftly.config.trust import TrustStore, pending_settings, real_folder
-from deftly.contract.errors import DeftlyError
-from deftly.features import builtin_tables
-from deftly.session import data_home
+
+if TYPE_CHECKING:
+    from deftly.config.trust import TrustStore
+
+# The trust store, the config and the features' tables are imported when the command runs.
 
 
 def trust_command(
@@ -40,6 +41,10 @@ def trust_command(
     deftly's data directory under the folder's real path (links resolved). For one run
     only, pass --trust to the command instead.
     """
+    from deftly.config.trust import TrustStore
+    from deftly.contract.errors import DeftlyError
+    from deftly.session import data_home
+
     store = TrustStore(data_home())
     try:
         if list_:
@@ -69,6 +74,9 @@ def _list(store: TrustStore, as_json: bool) -> None:
 
 def _trust(store: TrustStore, directory: Path, as_json: bool) -> None:
     real = store.trust(directory)
+    from deftly.config.trust import pending_settings
+    from deftly.features import builtin_tables
+
     pending = pending_settings(real, builtin_tables())
     if as_json:
         data = {"trusted": str(real), "applies": [str(p) for p in pending]}
@@ -109,6 +117,9 @@ def _revoke(store: TrustStore, directory: Path, as_json: bool) -> None:
 
 
 def _shown(directory: Path) -> Path:
+    from deftly.config.trust import real_folder
+    from deftly.contract.errors import DeftlyError
+
     try:
         return real_folder(directory)
     except DeftlyError:

@@ -22,7 +22,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from deftly.config.loader import FeatureTables, LoadedConfig, load_config, parse_config
 from deftly.config.model import DeftlyConfig
@@ -39,10 +39,7 @@ from deftly.execution.calls import ArgumentsParseError, CallResult, ToolCall, pa
 from deftly.execution.events import EventListener
 from deftly.execution.hooks import AfterHook, BeforeHook, HookChain
 from deftly.execution.probe import check_rules
-from deftly.features import BUILTIN_FEATURES
 from deftly.features.api import Closer, Feature, feature_tables
-from deftly.features.disclosure.disclosure import DeferredTools, ModelTools
-from deftly.features.skills.service import SkillService
 from deftly.policy.approval import Approver, NonInteractiveApprover
 from deftly.policy.paths import Workspace, real_path
 from deftly.policy.permissions import Mode, PermissionDecision, PermissionEngine, parse_mode
@@ -55,6 +52,10 @@ from deftly.runtime.tool_info import ToolInfo
 from deftly.runtime.tool_sources import ExtraTool, gather_contributions, split_extras
 from deftly.session import data_home, new_session_id
 from deftly.session.questions import AnswerCallback, Answerer, QuestionDesk
+
+if TYPE_CHECKING:
+    from deftly.features.disclosure.disclosure import ModelTools
+    from deftly.features.skills.service import SkillService
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +103,7 @@ class Runtime:
         self._home = Path(home).expanduser() if home else data_home()
         self._diagnostics: list[Diagnostic] = []
         trusted, trust_problem = _decide_trust(trust, workspace_path, self._home)
-        self._features = tuple(BUILTIN_FEATURES if features is None else features)
+        self._features = tuple(_builtin_features() if features is None else features)
         tables = feature_tables(self._features)
         loaded = _load_config(config, workspace_path, trusted, tables)
         chosen = (
@@ -217,6 +218,8 @@ class Runtime:
     @property
     def skills(self) -> SkillService:
         """This workspace's skills (after `start()`); ConfigError when [skills] is off."""
+        from deftly.features.skills.service import SkillService  # the skills feature's, when used
+
         service = self._agent.services.find(SkillService)
         if service is None:
             raise ConfigError(
@@ -301,7 +304,7 @@ class Runtime:
     def _contributions(self) -> list[Any]:
         for tool in self._instances:
             self._agent.registry.register(tool, source="user")
-        builtin = set(BUILTIN_FEATURES)
+        builtin = set(_builtin_features())
         features = [f for f in self._features if self._builtins or f not in builtin]
         return gather_contributions(
             self._extra_contributions,
@@ -443,6 +446,8 @@ class Runtime:
     def model_tools(self) -> ModelTools[ToolInfo]:
         """The tools an agent loop should send with its next model request, plus the
         deferred-tool announcement to add to the conversation (None when nothing changed)."""
+        from deftly.features.disclosure.disclosure import DeferredTools, ModelTools
+
         deferred = self._agent.services.find(DeferredTools)
         if deferred is None:
             return ModelTools(self.tools(), None)
@@ -530,3 +535,11 @@ def _workspace_dir(env: ExecEnv, workspace: str | Path) -> Path:
     if not is_dir:
         raise ConfigError(f"The workspace {path} is not a directory.")
     return path
+
+
+def _builtin_features() -> tuple[Feature, ...]:
+    """deftly's own features, imported when the first runtime is built (not when this
+    module is: `from deftly import Runtime` stays light)."""
+    from deftly.features import BUILTIN_FEATURES
+
+    return BUILTIN_FEATURES
