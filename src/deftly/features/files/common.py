@@ -49,6 +49,28 @@ def shown_path(path: Path, workspace: Workspace) -> str:
     return relative.as_posix() if relative.parts else "."
 
 
+class ShownPaths:
+    """`shown_path` for the many raw paths rg prints: those under the working directory
+    by stripping its prefix (no Path objects on the hot path), the rest by `shown_path`."""
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+        cwd = os.fsencode(workspace.cwd or workspace.root)
+        self.prefix = cwd if cwd.endswith(b"/") else cwd + b"/"
+
+    def __call__(self, raw: bytes) -> str:
+        if raw.startswith(self.prefix):
+            rest = raw[len(self.prefix) :]
+            if rest and b"//" not in rest and not _has_dot_part(rest) and not rest.endswith(b"/"):
+                return os.fsdecode(rest)
+        return shown_path(Path(os.fsdecode(raw)), self.workspace)
+
+
+def _has_dot_part(rest: bytes) -> bool:
+    """Does a relative path have a "." part (which Path would drop)?"""
+    return rest == b"." or rest.startswith(b"./") or b"/./" in rest or rest.endswith(b"/.")
+
+
 def similar_names(env: ExecEnv, path: Path) -> list[Path]:
     """Names in the parent directory that look like the missing file's name."""
     parent = path.parent

@@ -26,7 +26,7 @@ from deftly.contract import ToolExecution, ToolResult, ToolTraits, describe
 from deftly.contract.output_schema import OutputSchema
 from deftly.env.base import ExecEnv
 from deftly.execution.result_builder import MARKER
-from deftly.features.files.common import shown_path
+from deftly.features.files.common import ShownPaths
 from deftly.features.files.outputs import GrepCount, GrepLine, GrepOutput
 from deftly.features.files.ripgrep import (
     VCS_DIRS,
@@ -285,10 +285,9 @@ class GrepTool(SearchTool[GrepParams]):
         order = sorted(range(len(search.paths)), key=times.__getitem__, reverse=True)
         page = search.page
         end = None if page.limit is None else page.offset + page.limit
-        page.items = [
-            shown_path(Path(os.fsdecode(search.paths[i])), self.workspace)
-            for i in order[page.offset : end]
-        ]
+        show = search.shown
+        paths = search.paths
+        page.items = [show(paths[i]) for i in order[page.offset : end]]
         page.data = list(page.items)
         page.total = len(order)
 
@@ -439,6 +438,9 @@ class _Search:
     _last_checked: bytes = b""
     _last_shown: tuple[bytes, str] = (b"", "")
 
+    def __post_init__(self) -> None:
+        self.shown = ShownPaths(self.workspace)
+
     def _secret(self, raw_path: bytes, *, strict: bool) -> bool:
         """Is this result's file one the policy calls secret?
 
@@ -459,7 +461,7 @@ class _Search:
     def _show(self, raw_path: bytes) -> str:
         """The path as the model should pass it back (relative when inside the cwd)."""
         if raw_path != self._last_shown[0]:
-            self._last_shown = (raw_path, shown_path(Path(os.fsdecode(raw_path)), self.workspace))
+            self._last_shown = (raw_path, self.shown(raw_path))
         return self._last_shown[1]
 
     def add(self, records: list[bytes]) -> bool:
