@@ -6,13 +6,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
 from tests.cli import run_deftly
-from tests.scripted.script import Call, Reply, Step, calls, say
+from tests.scripted.script import Call, Step, calls, say
 from tests.scripted.server import ModelServer
 
 GIT_ENV = {
@@ -123,6 +122,7 @@ def rollout(
         *args,
         timeout=timeout,
         OPENAI_API_KEY="k",
+        RAY_DEFAULT_OBJECT_STORE_MEMORY_PROPORTION="0.005",  # a local Ray's store: ~100 MB
     )
 
 
@@ -137,16 +137,3 @@ def comparable(record: dict[str, Any]) -> dict[str, Any]:
     kept = {k: v for k, v in record.items() if k not in ("seconds", "transcript", "attempts")}
     kept["transcript_types"] = [r["type"] for r in record["transcript"] or []]
     return kept
-
-
-class Gate:
-    """Holds requests of chosen tasks until released, and says when one arrived."""
-
-    def __init__(self) -> None:
-        self.arrived = threading.Event()
-        self.release = threading.Event()
-        self.seen: list[str] = []
-
-    def hold(self, reply: Reply) -> Reply:
-        """`reply`, sent only once the gate is released (the server thread waits)."""
-        return Reply(reply.items, gate=self.release)

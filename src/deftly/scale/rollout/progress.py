@@ -65,7 +65,7 @@ class Progress:
             self.failed += 1
         line = (
             f"[{self.done}/{self.total}] {record['id']} {record['status']} "
-            f"({record['stop_reason']}, {record['steps']} steps, {record['seconds']:.1f} s)"
+            f"({record['stop_reason']}, {_steps(record['steps'])}, {record['seconds']:.1f} s)"
         )
         if record.get("error"):
             line += f": {record['error']}"
@@ -93,3 +93,7 @@ class Progress:
         elapsed = max(time.monotonic() - self._began, 1e-9)
         rate = self.done / elapsed * 60
         return f"done {self.done} · running {self.running} · failed {self.failed} · {rate:.1f}/min"
+
+
+def _steps(count: int) -> str:
+    return "1 step" if count == 1 else f"{count} steps"
