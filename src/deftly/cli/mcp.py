@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -31,7 +31,9 @@ from deftly.features.mcp.manager import ChangeKind, McpManager, ServerStatus
 from deftly.runtime import Runtime
 
 if TYPE_CHECKING:
+    from deftly.serve.prompts import ServedPrompts
     from deftly.serve.resources import SessionResources
+    from deftly.serve.roots import Roots
     from deftly.serve.server import ToolServer
 
 MCP_LOGGER = "deftly.mcp"
@@ -98,8 +100,69 @@ class MountWatcher:
                 self.server.log_soon(MCP_LOGGER, message, "info")
 
 
+class ServedRuntime:
+    """The runtime `deftly serve` serves, which the client's roots may replace: a first
+    root other than the workspace opens a runtime there, hands the server over to it,
+    then closes the old one; the other roots become additional directories."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.server: ToolServer | None = None
+        self._prompts: ServedPrompts | None = None
+        self._resources: SessionResources | None = None
+        self._stop_watching: Callable[[], None] = lambda: None
+
+    def attach(
+        self, server: ToolServer, prompts: ServedPrompts, resources: SessionResources
+    ) -> None:
+        """Point the server's prompts, resources and mount watching at the runtime."""
+        self.server, self._prompts, self._resources = server, prompts, resources
+        self._wire()
+
+    def _wire(self) -> None:
+        from deftly.serve.prompts import SkillPrompts
+
+        assert self.server is not None and self._prompts is not None
+        assert self._resources is not None
+        rt = self.runtime
+        mcp = rt.service(McpManager)
+        self._prompts.skills = SkillPrompts(rt.skills) if rt.config.skills.enabled else None
+        self._prompts.mcp = mcp
+        fresh = session_resources(rt, mcp)
+        self._resources.areas, self._resources.mcp = fresh.areas, mcp
+        self._stop_watching()
+        self._stop_watching = mcp.on_change(MountWatcher(mcp, self.server))
+
+    async def use_roots(
+        self, roots: Roots, open_runtime: Callable[[Path], Awaitable[Runtime]]
+    ) -> None:
+        """Work where the client's roots say (see the class docstring)."""
+        server = self.server
+        assert server is not None
+        first, *others = roots.directories
+        if first != self.runtime.workspace_path:
+            fresh = await open_runtime(first)
+            old, self.runtime = self.runtime, fresh
+            server.replace_host(fresh)
+            self._wire()
+            server.changed("resources")
+            server.changed("prompts")
+            await old.close()
+        for extra in others:
+            self.runtime.session.workspace.add_directory(extra)
+        also = f" (also {', '.join(map(str, others))})" if others else ""
+        message = f"working in the client's root {first}{also}"
+        server.log_soon("deftly.roots", message, "info")
+        err.print(f"deftly serve: {message}", highlight=False, soft_wrap=True)
+
+    async def close(self) -> None:
+        """Close the runtime served now (its background tasks, mounted servers)."""
+        self._stop_watching()
+        await self.runtime.close()
+
+
 async def serve(
-    workspace: Path,
+    workspace: Path | None,
     mode: str | None,
     transport: Transport = Transport.stdio,
     host: str = "127.0.0.1",
@@ -109,64 +172,92 @@ async def serve(
     setup: Callable[[Runtime], None] | None = None,
     trust: bool = False,
 ) -> None:
-    """What `deftly serve` does; `setup` may adjust the runtime before serving (tests)."""
+    """What `deftly serve` does; `setup` may adjust the runtime before serving (tests).
+    `workspace` None: the current directory, until the client's roots say otherwise."""
     # Imported here: the MCP SDK is slow to load, and other commands do not need it.
     from deftly.serve.approval import ElicitationApprover
     from deftly.serve.http_auth import TOKEN_ENV, is_loopback
-    from deftly.serve.prompts import ServedPrompts, SkillPrompts
+    from deftly.serve.prompts import ServedPrompts
     from deftly.serve.questions import ElicitationAnswerer
+    from deftly.serve.roots import RootsFollower
     from deftly.serve.serve import serve_http, serve_stdio
     from deftly.serve.server import ToolServer
 
+    where = workspace if workspace is not None else Path.cwd().resolve()
     token = os.environ.get(TOKEN_ENV) or None
     if transport is Transport.http and token is None and not is_loopback(host):
         raise UsageError(
-            f"serving on {host} would let anyone who can reach it run tools in {workspace}. "
+            f"serving on {host} would let anyone who can reach it run tools in {where}. "
             f"Set {TOKEN_ENV} to a secret (clients then send `Authorization: Bearer "
             "<secret>`), or listen on a loopback address such as 127.0.0.1"
         )
-    approver = ElicitationApprover(workspace=workspace)
-    # stdin may be the protocol: never ask about trust here (--trust or `deftly trust`)
-    runtime = build_runtime(
-        workspace, mode, False, mcp_config=mcp_config, approver=approver, trust=trust
-    )
-    runtime.connect_in_background()  # answer the client now; mounted tools come later
-    finished = True
-    async with runtime as rt:
+    approver = ElicitationApprover(workspace=where)
+    answerer = ElicitationAnswerer()
+
+    async def open_runtime(folder: Path) -> Runtime:
+        # stdin may be the protocol: never ask about trust here (--trust or `deftly trust`)
+        rt = build_runtime(
+            folder, mode, False, mcp_config=mcp_config, approver=approver, trust=trust
+        )
+        rt.connect_in_background()  # answer the client now; mounted tools come later
+        await rt.start()
         rt.service(DeferredTools).enabled = False  # MCP clients do their own tool disclosure
-        approver.timeout = rt.config.mcp.approval_timeout
-        answerer = ElicitationAnswerer(timeout=rt.config.mcp.approval_timeout)
+        approver.timeout = answerer.timeout = rt.config.mcp.approval_timeout
+        approver.workspace = folder
         rt.answerer = answerer  # listed only to clients that can show a form
         if setup is not None:
             setup(rt)
+        return rt
+
+    served = ServedRuntime(await open_runtime(where))
+    finished = True
+    try:
+        rt = served.runtime
         print_diagnostics(rt)
-        mcp = rt.service(McpManager)
-        skills = SkillPrompts(rt.skills) if rt.config.skills.enabled else None
+        prompts = ServedPrompts(None, None)
+        resources = session_resources(rt, None)
         server = ToolServer(
             rt,
             approver=approver,
             answerer=answerer,
             instructions=instructions(rt),
             answer_timeout=rt.config.mcp.approval_timeout,
-            prompts=ServedPrompts(skills, mcp),
-            resources=session_resources(rt, mcp),
+            prompts=prompts,
+            resources=resources,
             inbox=rt.agent.inbox,  # cron fires reach the client as log messages
         )
-        stop_watching = mcp.on_change(MountWatcher(mcp, server))
+        served.attach(server, prompts, resources)
+        follower = RootsFollower(
+            lambda roots: served.use_roots(roots, open_runtime),
+            server.log_soon,
+            fixed=workspace,
+            warn=lambda text: err.print(text, highlight=False, soft_wrap=True),
+            greet=server.seen,
+        )
+        follower.install(server.server)
+        server.before_call = follower.wait_ready
         banner = f"deftly serve: {len(server.tool_definitions())} tools for {rt.workspace_path}"
 
         def announce(where: str) -> None:
             err.print(f"{banner} {where}", highlight=False, soft_wrap=True)
 
-        if transport is Transport.stdio:
-            announce("on stdio")
-            finished = await serve_stdio(server)
-        else:
-            guarded = " (bearer token required)" if token else ""
-            await serve_http(
-                server, host, port, token=token, on_ready=lambda url: announce(f"at {url}{guarded}")
-            )
-        stop_watching()
+        try:
+            if transport is Transport.stdio:
+                announce("on stdio")
+                finished = await serve_stdio(server)
+            else:
+                guarded = " (bearer token required)" if token else ""
+                await serve_http(
+                    server,
+                    host,
+                    port,
+                    token=token,
+                    on_ready=lambda url: announce(f"at {url}{guarded}"),
+                )
+        finally:
+            await follower.aclose()
+    finally:
+        await served.close()
     if not finished:
         # Stopped by a signal while the client kept stdin open: everything is closed, but
         # the SDK's stdin read sits in a thread nothing can interrupt, so leave now.
@@ -175,8 +266,22 @@ async def serve(
         os._exit(0)
 
 
+ServeWorkspaceOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--workspace",
+        "-w",
+        help="The workspace root (default: the client's first root, else the current "
+        "directory). Given, the client's roots never widen it.",
+        file_okay=False,
+        exists=True,
+        resolve_path=True,
+    ),
+]
+
+
 def serve_command(
-    workspace: WorkspaceOpt = Path("."),
+    workspace: ServeWorkspaceOpt = None,
     mode: ModeOpt = None,
     transport: Annotated[
         Transport, typer.Option("--transport", "-t", help="stdio (default) or http.")

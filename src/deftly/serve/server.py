@@ -23,7 +23,7 @@ import itertools
 import logging
 import secrets
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -295,7 +295,9 @@ class ToolServer:
         self._listed: tuple[str, ...] | None = None
         """The tool names last listed, to tell clients when the list changes."""
         self.on_first_request: Callable[[ServerRequestContext[Any]], None] | None = None
-        """Called once, at the first client request (`deftly serve` asks for roots then)."""
+        """Called once, at the first client request."""
+        self.before_call: Callable[[ServerRequestContext[Any]], Awaitable[None]] | None = None
+        """Awaited before each new tool call (`deftly serve` waits there for the roots)."""
         if approver is not None:
             approver.bind(self._channels.get)
         if answerer is not None:
@@ -322,7 +324,8 @@ class ToolServer:
             self._relay = InboxRelay(inbox, self._log, self.clients.connected)
             self._relay.start()
 
-    def _seen(self, ctx: ServerRequestContext[Any]) -> Client:
+    def seen(self, ctx: ServerRequestContext[Any]) -> Client:
+        """Record a request or notification of a client: from then on it is told things."""
         first = not self.clients.connected.is_set()
         client = self.clients.seen(ctx)
         if first and self.on_first_request is not None:
@@ -333,7 +336,7 @@ class ToolServer:
         self, ctx: ServerRequestContext[Any], params: mt.SetLevelRequestParams
     ) -> mt.EmptyResult:
         """`logging/setLevel`: this client gets messages at `params.level` and above."""
-        self._seen(ctx).level = params.level
+        self.seen(ctx).level = params.level
         return mt.EmptyResult()
 
     # -- listing -------------------------------------------------------------------------
@@ -369,13 +372,21 @@ class ToolServer:
     async def _list_tools(
         self, ctx: ServerRequestContext[Any], params: mt.PaginatedRequestParams | None
     ) -> mt.ListToolsResult:
-        self._seen(ctx)
+        self.seen(ctx)
         tools = self.tool_definitions(ctx)
         self._listed = self._names()
         return mt.ListToolsResult(tools=tools)
 
     def _names(self) -> tuple[str, ...]:
         return tuple(info.name for info in self.host.tools())
+
+    def replace_host(self, host: ToolHost) -> None:
+        """Serve another runtime's tools from now on (the workspace changed); calls in
+        flight finish on the old one. Clients are told the tool list changed."""
+        self._unsubscribe()
+        self.host = host
+        self._unsubscribe = host.subscribe(self._on_event)
+        self.changed("tools")
 
     # -- list changes --------------------------------------------------------------------
 
@@ -409,9 +420,11 @@ class ToolServer:
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: mt.CallToolRequestParams
     ) -> mt.CallToolResult | mt.InputRequiredResult:
-        self._seen(ctx)
+        self.seen(ctx)
         if params.request_state is not None:
             return await self._resume(ctx, params)
+        if self.before_call is not None:
+            await self.before_call(ctx)
         channel = CallChannel(f"mcp_{next(self._ids)}", params.name, ctx)
         self._channels[channel.call_id] = channel
         channel.task = asyncio.create_task(self._run(channel, params.arguments))
