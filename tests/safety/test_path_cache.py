@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from deftly.contract import Accesses, ToolExecution, ToolResult, ToolTraits
 from deftly.contract.errors import PathSecurityError
 from deftly.policy import PathOp, Workspace, resolved_rule_matcher
-from deftly.policy.paths import ResolvedPath, one_look
+from deftly.policy.paths import Lookups, ResolvedPath, one_look
 from deftly.policy.permissions import PermissionEngine, RuleBook
 from deftly.policy.permissions.rulebook import RuleKind
 from deftly.policy.sensitive import _sensitive_text, sensitive_reason
@@ -126,6 +126,26 @@ def test_one_look_verdicts_equal_fresh_ones(
             assert cached == fresh, raw
             for spot, target in swaps:  # the tree changes between calls
                 relink(workspace.root, spot, target)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(layout=links, steps=st.lists(st.tuples(st.sampled_from(RAWS), changes), max_size=8))
+def test_a_batch_lookups_equal_fresh_ones_when_cleared_on_writes(
+    layout: dict[str, str], steps: list[tuple[str, list[tuple[str, str | None]]]]
+) -> None:
+    """As a batch keeps them: carried from call to call, cleared by a call that may write
+    (here: whenever the tree is changed), they answer as a fresh look would."""
+    with tempfile.TemporaryDirectory() as tmp:
+        workspace = build(Path(tmp), layout)
+        lookups = Lookups()
+        for raw, swaps in steps:
+            fresh = verdict(workspace, raw)
+            with one_look(lookups):
+                assert verdict(workspace, raw) == fresh, raw
+            for spot, target in swaps:
+                relink(workspace.root, spot, target)
+            if swaps:
+                lookups.clear()
 
 
 def _read_execution(found: ResolvedPath, workspace: Workspace) -> ToolExecution:

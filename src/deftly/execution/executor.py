@@ -29,7 +29,7 @@ import functools
 import inspect
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
@@ -74,7 +74,7 @@ from deftly.execution.notices import (
 )
 from deftly.execution.scheduler import Scheduler
 from deftly.execution.spill import Spiller
-from deftly.policy.paths import one_look
+from deftly.policy.paths import Lookups, one_look
 from deftly.registry.registry import RegisteredTool, ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -479,6 +479,8 @@ class Batch:
         self._closed = False
         self._sealed = asyncio.Event()
         self._shared: list[ToolCall] = []
+        self._lookups = Lookups()
+        """Real paths looked up by this batch's calls, until a call that may write."""
         executor.events.emit(BatchStarted(identity))
         self._worker = asyncio.ensure_future(self._prepare_in_order())
         self._watcher = asyncio.ensure_future(executor._watch(cancel, self._running))
@@ -550,7 +552,10 @@ class Batch:
         if slot.settled is None and cancel.cancelled:
             slot.settled = (ToolResult.error(cancelled_text(slot.name, cancel)), Outcome.CANCELLED)
         if slot.settled is None:
-            with one_look():  # resolve and every check see one lookup of each path
+            assert slot.entry is not None
+            if not slot.entry.tool.traits.read_only:
+                self._lookups.clear()  # it may change files: look at every path afresh
+            with one_look(self._lookups):  # resolve and every check look each path up once
                 await executor._prepare(slot, self._calls, cancel)
         executor._announce(slot)
         if slot.settled is not None:
@@ -564,10 +569,18 @@ class Batch:
         # One task per call runs it and finalizes it; the call keeps its accesses until its
         # after-hooks are done (a formatter hook finishes before the next edit of the same
         # file starts).
-        return self._scheduler.submit(
-            slot.execution.accesses,
-            functools.partial(executor._execute_and_finalize, slot, cancel, self._running),
-        )
+        run = functools.partial(executor._execute_and_finalize, slot, cancel, self._running)
+        if slot.entry is not None and not slot.entry.tool.traits.read_only:
+            run = functools.partial(self._then_look_afresh, run)
+        return self._scheduler.submit(slot.execution.accesses, run)
+
+    async def _then_look_afresh(self, run: Callable[[], Awaitable[CallResult]]) -> CallResult:
+        """Run a call that may change files; the calls prepared after it ends look at
+        every path afresh."""
+        try:
+            return await run()
+        finally:
+            self._lookups.clear()
 
     async def _until_sealed(self) -> None:
         """Return once every call of the reply is in (or the batch is cancelled)."""

@@ -61,18 +61,32 @@ def real_path(path: str | os.PathLike[str], probe: PathProbe = LOCAL_PROBE) -> P
     return Path(real_path_text(path, probe))
 
 
-_LOOKED_UP: ContextVar[dict[tuple[str, PathProbe], str] | None] = ContextVar(
-    "deftly_real_paths", default=None
-)
+@dataclass(slots=True)
+class Lookups:
+    """Paths already looked up (see `one_look`): real paths by text and probe, and the
+    path policy's answers by workspace, path as given and operation."""
+
+    reals: dict[tuple[str, PathProbe], str] = field(default_factory=dict)
+    located: dict[tuple[object, ...], ResolvedPath] = field(default_factory=dict)
+
+    def clear(self) -> None:
+        """Forget everything: the files may have changed."""
+        self.reals.clear()
+        self.located.clear()
+
+
+_LOOKED_UP: ContextVar[Lookups | None] = ContextVar("deftly_real_paths", default=None)
 
 
 @contextmanager
-def one_look() -> Iterator[None]:
+def one_look(lookups: Lookups | None = None) -> Iterator[None]:
     """Within this block each path is resolved through its links once: the tool's
-    resolution, the permission checks and the secret checks of one call see the same
-    real path, looked up once. (The tool's later open is pinned to that real path, so a
-    link swapped in afterwards is still caught there, as without this block.)"""
-    token = _LOOKED_UP.set({})
+    resolution, the permission checks and the secret checks see the same real path,
+    looked up once. `lookups` carries them over from one block to the next (a batch's
+    calls; whoever holds it clears it when something may have changed the files). The
+    tool's open is pinned to the real path (`pinned=True`), so a link swapped in after
+    the look-up is still caught there, as without this block."""
+    token = _LOOKED_UP.set(Lookups() if lookups is None else lookups)
     try:
         yield
     finally:
@@ -88,11 +102,12 @@ def real_path_text(path: str | os.PathLike[str], probe: PathProbe = LOCAL_PROBE)
     looked_up = _LOOKED_UP.get()
     if looked_up is None:
         return follow_links(text, probe.link_target, probe.lexists)
-    found = looked_up.get((text, probe))
+    reals = looked_up.reals
+    found = reals.get((text, probe))
     if found is None:
         found = follow_links(text, probe.link_target, probe.lexists)
-        looked_up[(text, probe)] = found
-        looked_up[(found, probe)] = found  # a real path leads to itself
+        reals[(text, probe)] = found
+        reals[(found, probe)] = found  # a real path leads to itself
     return found
 
 
@@ -206,6 +221,17 @@ class Workspace:
         op = PathOp(operation)
         if check_sensitive is None:
             check_sensitive = op is not PathOp.SEARCH
+        looked_up = _LOOKED_UP.get()
+        if looked_up is None or not isinstance(raw, str):
+            return self._locate(raw, op, check_sensitive)
+        key = (raw, op, check_sensitive, id(self), self.cwd, self.home, *self.additional_dirs)
+        found = looked_up.located.get(key)
+        if found is None:
+            found = self._locate(raw, op, check_sensitive)  # a refusal is not remembered
+            looked_up.located[key] = found
+        return found
+
+    def _locate(self, raw: str, op: PathOp, check_sensitive: bool) -> ResolvedPath:
         text = raw.strip() if isinstance(raw, str) else ""
         if not text:
             raise PathSecurityError(

@@ -153,17 +153,27 @@ class _Scanner:
         self.last_byte = self.buffer[got - 1]
 
 
-def scan_to_line(handle: BufferedIOBase, line: int, *, count_all: bool) -> ScanResult:
-    """Find where `line` starts by counting from the top; optionally count the whole file."""
-    scanner = _Scanner(handle)
+def _buffer(size: int | None) -> bytearray:
+    """A read buffer for a file of `size` bytes (None: unknown): a small file's is small
+    (a megabyte of zeroes costs more than reading the file)."""
+    return bytearray(CHUNK if size is None else max(1, min(CHUNK, size + 1)))
+
+
+def scan_to_line(
+    handle: BufferedIOBase, line: int, *, count_all: bool, size: int | None = None
+) -> ScanResult:
+    """Find where `line` starts by counting from the top; optionally count the whole file.
+    `size` is the file's size, if known (only to size the read buffer)."""
+    scanner = _Scanner(handle, buffer=_buffer(size))
     start = scanner.find_line(line)
     index = scanner.finish() if count_all else None
     return ScanResult(start, index)
 
 
-def full_index(handle: BufferedIOBase) -> LineIndex:
-    """The line index of a whole file, read from `handle` in chunks."""
-    return _Scanner(handle).finish()
+def full_index(handle: BufferedIOBase, *, size: int | None = None) -> LineIndex:
+    """The line index of a whole file, read from `handle` in chunks (`size`: as for
+    `scan_to_line`)."""
+    return _Scanner(handle, buffer=_buffer(size)).finish()
 
 
 def tail_start(handle: BufferedIOBase, size: int, count: int) -> int:

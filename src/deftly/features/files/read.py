@@ -260,7 +260,7 @@ class ReadTool(TrackedFileTool[ReadParams]):
             if index is not None:
                 start = index.line_start(source, first)
             else:
-                scan = scan_to_line(source, first, count_all=countable)
+                scan = scan_to_line(source, first, count_all=countable, size=size)
                 start, index = scan.line_start, scan.index
                 self._remember(key, index)
             if start is None or start >= size:
@@ -269,7 +269,7 @@ class ReadTool(TrackedFileTool[ReadParams]):
         else:
             back = -args.line_offset
             if index is None and countable:
-                index = full_index(source)
+                index = full_index(source, size=size)
                 self._remember(key, index)
             if index is not None:
                 first = max(1, index.total_lines - back + 1)
