@@ -527,7 +527,8 @@ class _Search:
         self.count_files += 1
         if self.page.wants_next:
             shown = self._show(raw_path)
-            self.page.add(f"{shown}:{count}", GrepCount(path=shown, count=count))
+            datum: GrepCount = {"path": shown, "count": count}
+            self.page.add(f"{shown}:{count}", datum)
         else:
             self.page.total += 1
 
@@ -564,12 +565,12 @@ class _Search:
             text = self._cut(text, previewed)
             self.cut_lines += 1
         head = f"{shown}{separator}{number}{separator}" if number else f"{shown}{separator}"
-        datum = GrepLine(
-            path=shown,
-            line=int(number) if number else None,
-            text=text,
-            context=separator == "-" if number else None,
-        )
+        datum: GrepLine = {  # a literal: twice as fast as calling the TypedDict
+            "path": shown,
+            "line": int(number) if number else None,
+            "text": text,
+            "context": separator == "-" if number else None,
+        }
         return head + text, datum
 
     def _cut(self, text: str, previewed: bool) -> str:
