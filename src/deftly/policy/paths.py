@@ -244,8 +244,9 @@ class Workspace:
         expanded = self._expand_home(text)
         raw_is_absolute = os.path.isabs(expanded)
         assert self.cwd is not None
-        joined = Path(expanded) if raw_is_absolute else self.cwd / expanded
-        lexical = normal_path(joined)
+        # Strings until the end: `Path` objects cost more than the look-ups themselves.
+        joined = expanded if raw_is_absolute else os.path.join(os.fspath(self.cwd), expanded)
+        lexical = Path(normal_text(joined))
         try:
             real = Path(real_path_text(joined, self.probe))
         except SymlinkLoopError:

@@ -98,9 +98,12 @@ def _check_tool_part(tool: str, pattern: str) -> None:
         )
 
 
+_ESCAPES = str.maketrans({ch: "\\" + ch for ch in _SPECIAL})
+
+
 def escape_subject(subject: str) -> str:
     """Escape glob characters so a pattern matches exactly this subject."""
-    return "".join("\\" + ch if ch in _SPECIAL else ch for ch in subject)
+    return subject.translate(_ESCAPES)
 
 
 def literal_rule(tool: str, subject: str | os.PathLike[str]) -> str:
