@@ -135,6 +135,7 @@ async def _turn(
     from deftly.agent.transcript import transcript_path
     from deftly.contract.tool import CancelToken
     from deftly.runtime import Runtime
+    from deftly.scale.ray_children import children_backend
 
     runtime = Runtime(
         workspace,
@@ -167,7 +168,11 @@ async def _turn(
 
     async with runtime:
         agent = Agent(
-            runtime, provider, max_steps=max_steps, context_window=settings.context_window
+            runtime,
+            provider,
+            max_steps=max_steps,
+            context_window=settings.context_window,
+            children_backend=children_backend(runtime.config.agents),  # as `deftly run` does
         )
         async with agent:
             timer = (
