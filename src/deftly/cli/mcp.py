@@ -26,11 +26,10 @@ from deftly.cli.common import (
     print_diagnostics,
     run_async,
 )
-from deftly.features.disclosure.disclosure import DeferredTools
-from deftly.features.mcp.manager import ChangeKind, McpManager, ServerStatus
-from deftly.runtime import Runtime
 
 if TYPE_CHECKING:
+    from deftly.features.mcp.manager import ChangeKind, McpManager, ServerStatus
+    from deftly.runtime import Runtime
     from deftly.serve.prompts import ServedPrompts
     from deftly.serve.resources import SessionResources
     from deftly.serve.roots import Roots
@@ -124,6 +123,8 @@ class ServedRuntime:
 
         assert self.server is not None and self._prompts is not None
         assert self._resources is not None
+        from deftly.features.mcp.manager import McpManager  # not for `deftly --help`
+
         rt = self.runtime
         mcp = rt.service(McpManager)
         self._prompts.skills = SkillPrompts(rt.skills) if rt.config.skills.enabled else None
@@ -201,6 +202,8 @@ async def serve(
         )
         rt.connect_in_background()  # answer the client now; mounted tools come later
         await rt.start()
+        from deftly.features.disclosure.disclosure import DeferredTools
+
         rt.service(DeferredTools).enabled = False  # MCP clients do their own tool disclosure
         approver.timeout = answerer.timeout = rt.config.mcp.approval_timeout
         approver.workspace = folder
@@ -352,6 +355,8 @@ def list_command(
     trust: TrustOpt = False,
 ) -> None:
     """Start every configured MCP server and show its state, its tools and its last error."""
+
+    from deftly.features.mcp.manager import McpManager
 
     async def main() -> None:
         async with build_runtime(workspace, None, False, mcp_config=mcp_config, trust=trust) as rt:
