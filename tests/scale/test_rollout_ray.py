@@ -5,6 +5,9 @@ with results identical to the local backend and a worker node removed mid-rollou
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +22,8 @@ from deftly.scale.rollout.ray_backend import RayBackend
 from deftly.scale.rollout.results import ResultWriter
 from deftly.scale.rollout.runner import RunOptions
 from deftly.scale.rollout.tasks import load_tasks
-from tests.cli import run_deftly
+from tests.cli import DEFTLY, run_deftly
+from tests.conftest import subprocess_env
 from tests.scale.rollout_helpers import (
     comparable,
     edit_steps,
@@ -222,3 +226,50 @@ def test_env_forwards_a_variable_to_the_clusters_workers_and_nothing_else_does(
     [seen] = results(tmp_path / "b.jsonl")
     assert forwarded.returncode == 0, forwarded.stderr
     assert seen["text"] == "answer f1"
+
+
+def test_ctrl_c_cancels_the_whole_rollout_on_ray(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    tasks_file = write_tasks(tmp_path / "tasks.jsonl", [task(f"c{i}", repo) for i in range(4)])
+    held = threading.Event()
+
+    def hold(task_id: str, step: int, body: dict[str, Any]) -> None:
+        held.wait(120)
+        return None
+
+    with ModelServer(per_task(on_request=hold)) as server:
+        process = subprocess.Popen(
+            [
+                DEFTLY,
+                "rollout",
+                str(tasks_file),
+                "--backend",
+                "ray",
+                "--model",
+                "scripted",
+                "--base-url",
+                server.openai_url,
+                "--num-cpus",
+                "1",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=subprocess_env(
+                OPENAI_API_KEY="k", RAY_DEFAULT_OBJECT_STORE_MEMORY_PROPORTION="0.005"
+            ),
+            start_new_session=True,
+        )
+        try:
+            assert server.wait_in_flight(1, timeout=180)
+            os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C at a terminal does
+            _out, err = process.communicate(timeout=180)
+        finally:
+            held.set()
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+    assert process.returncode == 130, err
+    assert "interrupted: 0 tasks finished" in err
+    assert results(tmp_path / "tasks.results.jsonl") == []
+    assert "Traceback" not in err
