@@ -50,6 +50,10 @@ NOTICE_ROUTES: dict[str, Route] = {
 """Every runtime notice kind a client is told of (kinds from execution/events.py's
 `RuntimeNotice` emitters: the task board, NotifyUser, external hooks, the permission gate,
 the session's mode switch, the MCP manager)."""
+LIST_CHANGING = frozenset({"permission_mode", "mcp.tool_name_collision"})
+"""Notice kinds after which the tools on offer may differ (plan mode hides writers); the
+mounted servers' own changes come through `McpManager.on_change`. Not "permission": one
+comes with every call, and listing costs more than a small call."""
 MCP_LOGGER = "deftly.mcp"
 """Where the serve side's own news of mounted servers goes (connected, failed)."""
 NOTIFY_LEVELS: dict[str, mt.LoggingLevel] = {"low": "info", "normal": "notice", "high": "warning"}

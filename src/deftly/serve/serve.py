@@ -28,10 +28,11 @@ HTTP_PATH = "/mcp"
 
 @contextlib.contextmanager
 def stop_on_signals(stop: Callable[[], None]) -> Iterator[None]:
-    """Call `stop` on SIGINT/SIGTERM instead of dying where we stand (main thread only)."""
+    """Call `stop` on SIGINT/SIGTERM/SIGHUP instead of dying where we stand (main thread only)."""
     loop = asyncio.get_running_loop()
     installed: list[signal.Signals] = []
-    for sig in (signal.SIGINT, signal.SIGTERM):
+    hangup = getattr(signal, "SIGHUP", None)  # the terminal went away: stop as for TERM
+    for sig in (signal.SIGINT, signal.SIGTERM, *([hangup] if hangup else [])):
         try:
             loop.add_signal_handler(sig, stop)
             installed.append(sig)

@@ -45,7 +45,7 @@ from deftly.registry.registry import ToolRegistry
 from deftly.serve.approval import ElicitationApprover
 from deftly.serve.clients import Client, Clients
 from deftly.serve.inbox import InboxRelay
-from deftly.serve.logging import passes, route_of
+from deftly.serve.logging import LIST_CHANGING, passes, route_of
 from deftly.serve.questions import ElicitationAnswerer
 from deftly.session.inbox import Inbox
 
@@ -294,6 +294,8 @@ class ToolServer:
         """Who is connected: list changes and log messages go to them."""
         self._listed: tuple[str, ...] | None = None
         """The tool names last listed, to tell clients when the list changes."""
+        self._listed_for: ServerRequestContext[Any] | None = None
+        self._check_due = False
         self.on_first_request: Callable[[ServerRequestContext[Any]], None] | None = None
         """Called once, at the first client request."""
         self.before_call: Callable[[ServerRequestContext[Any]], Awaitable[None]] | None = None
@@ -374,11 +376,9 @@ class ToolServer:
     ) -> mt.ListToolsResult:
         self.seen(ctx)
         tools = self.tool_definitions(ctx)
-        self._listed = self._names()
+        self._listed = tuple(t.name for t in tools)
+        self._listed_for = ctx
         return mt.ListToolsResult(tools=tools)
-
-    def _names(self) -> tuple[str, ...]:
-        return tuple(info.name for info in self.host.tools())
 
     def replace_host(self, host: ToolHost) -> None:
         """Serve another runtime's tools from now on (the workspace changed); calls in
@@ -405,10 +405,22 @@ class ToolServer:
         with contextlib.suppress(RuntimeError):  # no loop: nobody to tell
             self._keep(asyncio.get_running_loop().create_task(self.clients.tell(send)))
 
+    def _check_soon(self) -> None:
+        """Something happened that may change the tools on offer (a notice: a mode switch,
+        a server's news): compare with the last listing once the loop is free. Not after
+        every call: listing costs more than a small call."""
+        if self._check_due or self._listed is None:
+            return
+        with contextlib.suppress(RuntimeError):  # no loop: nobody to tell
+            asyncio.get_running_loop().call_soon(self._check_tool_list)
+            self._check_due = True
+
     def _check_tool_list(self) -> None:
-        """After a call: when the tools on offer differ from the last listing (a mode
-        switch, a tool that adds tools), tell the clients."""
-        if self._listed is not None and self._names() != self._listed:
+        self._check_due = False
+        if self._listed is None:
+            return
+        now = tuple(t.name for t in self.tool_definitions(self._listed_for))
+        if now != self._listed:
             self.changed("tools")
 
     def _input_schema(self, name: str) -> dict[str, Any] | None:
@@ -460,9 +472,7 @@ class ToolServer:
         finally:
             pump.cancel()
         await self._flush_progress(channel)
-        result = self._result(task.result())
-        self._check_tool_list()
-        return result
+        return self._result(task.result())
 
     def _park(self, channel: CallChannel, ask: _Ask) -> mt.InputRequiredResult:
         state = secrets.token_urlsafe(24)
@@ -525,6 +535,8 @@ class ToolServer:
             if channel is not None:
                 channel.progress.put_nowait(event.update)
         elif isinstance(event, RuntimeNotice):
+            if event.kind in LIST_CHANGING:
+                self._check_soon()
             route = route_of(event)
             if route is None or not self._wanted(route.level):
                 return
