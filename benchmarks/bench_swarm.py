@@ -10,7 +10,13 @@ own scope, loop, transcript) whose model answers at once. Measured:
    made directly through the same provider, as many at a time as the swarm runs
    (`[agents] max_concurrency`). Run at concurrency 4 (the default) and 1 (serial, where
    nothing overlaps). Target: <= 20 ms per child.
-2. Peak memory per child: the traced (tracemalloc) peak during the swarm beyond what was
+2. The Ray backend (`[agents] backend = "ray"`): the same swarm with each child a Ray task
+   on a private local Ray (4 logical CPUs, so 4 children run at once as on the local
+   backend), after one warm-up swarm (Ray's workers started and deftly imported in them).
+   Floor: the same swarm on the local backend. Its overhead per child beyond the local
+   backend is what a child pays for its own process-side runtime (a workspace runtime
+   opened in the worker, the task's round trip, the transcript carried back).
+3. Peak memory per child: the traced (tracemalloc) peak during the swarm beyond what was
    allocated before it, divided by 64; and what stays allocated after the swarm (each
    child's scope and history are kept for a resume) per child.
 """
@@ -66,14 +72,17 @@ def provider(server: ModelServer) -> OpenAIProvider:
     return OpenAIProvider(model="scripted", base_url=server.openai_url, api_key="k")
 
 
-async def swarm_run(workspace: Path, concurrency: int, trace: bool) -> dict[str, float]:
-    """One swarm through the parent's loop: its duration, and memory figures if traced."""
+async def swarm_run(
+    workspace: Path, concurrency: int, trace: bool, backend: Any = None
+) -> dict[str, float]:
+    """One swarm through the parent's loop: its duration, and memory figures if traced;
+    `backend` makes the children's backend (None: the local one)."""
     config = {"agents": {"max_concurrency": concurrency}}
     with ModelServer(script) as server:
         async with Runtime(
             workspace, config=config, plugins=False, approve_asks=True, features=features()
         ) as runtime:
-            agent = Agent(runtime, provider(server), resume=False)
+            agent = Agent(runtime, provider(server), resume=False, children_backend=backend)
             await agent.start()
             gc.collect()
             if trace:
@@ -173,10 +182,38 @@ def main() -> None:
         row("the AgentSwarm call", swarm * 1e3, "ms", floor * 1e3)
         per_child = (swarm - floor) / CHILDREN * 1e3
         row("overhead per child beyond the model calls", per_child, "ms", None, "target <= 20 ms")
+    ray_rows(workspace)
     memory = asyncio.run(swarm_run(workspace, 4, True))
     print(" memory (tracemalloc, concurrency 4)")
     row("peak per child during the swarm", memory["peak_kib"], "KiB")
     row("kept per child after the swarm (for resume)", memory["kept_kib"], "KiB")
+
+
+def ray_rows(workspace: Path) -> None:
+    """The swarm on the Ray backend against the same swarm on the local one (the floor)."""
+    import ray
+
+    from deftly.scale.ray_children import ray_children
+
+    ray.init(
+        address="local",
+        num_cpus=4,
+        object_store_memory=100 * 1024 * 1024,
+        include_dashboard=False,
+        log_to_driver=False,
+    )
+    try:
+        asyncio.run(swarm_run(workspace, 4, False, ray_children()))  # warm the workers
+        runs = [asyncio.run(swarm_run(workspace, 4, False, ray_children())) for _ in range(3)]
+    finally:
+        ray.shutdown()
+    local = min(asyncio.run(swarm_run(workspace, 4, False))["seconds"] for _ in range(3))
+    remote = min(r["seconds"] for r in runs)
+    print(" the Ray backend (a local Ray, 4 logical CPUs, concurrency 4)")
+    row("the AgentSwarm call on the local backend (floor)", local * 1e3, "ms")
+    row("the AgentSwarm call on the Ray backend", remote * 1e3, "ms", local * 1e3)
+    per_child = (remote - local) / CHILDREN * 1e3
+    row("overhead per child on Ray beyond the local backend", per_child, "ms")
 
 
 if __name__ == "__main__":
