@@ -1,10 +1,14 @@
 """A real MCP server written with the SDK's MCPServer, for the client-side features of mounting.
 
-Run it as a script: `python rich_server.py [--http PORT] [--token TOKEN]`.
+Run it as a script: `python rich_server.py [--legacy] [--http PORT] [--token TOKEN]`.
+`--legacy` answers `server/discover` with "method not found", as 2025-era servers do, so
+the client falls back to the initialize handshake (2025-11-25: list changes come as
+notifications, roots/list_changed is heard).
 
 Tools: roots (the client's roots, one per line), ask_name / ask_prefs (elicitation), grow (adds a
 tool and says the list changed), stats (a titled tool with structured output), blob (SIZE
-characters of text, for the speed check), parts (several text blocks and a resource link).
+characters of text, for the speed check), parts (several text blocks and a resource link),
+heard (how many roots/list_changed notifications arrived).
 Resources: note://readme (text), note://logo (binary). Prompt: review (one argument).
 """
 
@@ -14,9 +18,12 @@ import argparse
 import contextlib
 from typing import Annotated, Any
 
+import anyio
 import mcp.types as mt
 from mcp.server.elicitation import ElicitationResult
 from mcp.server.mcpserver import Context, Elicit, ListRoots, MCPServer, Resolve
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
 from pydantic import BaseModel, Field
 
 server = MCPServer("rich", version="1.0")
@@ -155,11 +162,60 @@ def review(path: str) -> str:
     return f"Please review {path}."
 
 
+HEARD = {"roots_changed": 0}
+
+
+@server.tool()
+def heard() -> str:
+    """How many roots/list_changed notifications arrived (counted under --legacy)."""
+    return str(HEARD["roots_changed"])
+
+
+async def _run_legacy() -> None:
+    """stdio, but `server/discover` is refused before the server sees it (a 2025-era server)."""
+    async with stdio_server() as (read, write):
+        inner_write, inner_read = anyio.create_memory_object_stream[Any](0)
+
+        async def pump() -> None:
+            async with inner_write:
+                async for item in read:
+                    message = getattr(item, "message", None)
+                    if (
+                        isinstance(message, mt.JSONRPCRequest)
+                        and message.method == "server/discover"
+                    ):
+                        error = mt.JSONRPCError(
+                            jsonrpc="2.0",
+                            id=message.id,
+                            error=mt.ErrorData(
+                                code=mt.METHOD_NOT_FOUND, message="Method not found"
+                            ),
+                        )
+                        await write.send(SessionMessage(error))
+                        continue
+                    if (
+                        isinstance(message, mt.JSONRPCNotification)
+                        and message.method == "notifications/roots/list_changed"
+                    ):
+                        HEARD["roots_changed"] += 1
+                    await inner_write.send(item)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(pump)
+            low = server._lowlevel_server
+            await low.run(inner_read, write, low.create_initialization_options())
+            group.cancel_scope.cancel()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--http", type=int)
     parser.add_argument("--token")
+    parser.add_argument("--legacy", action="store_true")
     args = parser.parse_args()
+    if args.legacy:
+        anyio.run(_run_legacy)
+        return
     if args.http is None:
         server.run()
         return

@@ -17,6 +17,7 @@ import importlib.metadata
 import logging
 import os
 import tempfile
+import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -29,7 +30,7 @@ import mcp.types as mt
 from mcp import Client, StdioServerParameters
 from mcp.client._transport import TransportStreams
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.message import SessionMessage
 
 from deftly.contract.result import ToolResult
@@ -165,11 +166,25 @@ async def _watched(
         yield _WatchedRead(read, on_end), write
 
 
+AUTH_STATUSES = {401: "Unauthorized", 403: "Forbidden"}
+
+
 @contextlib.asynccontextmanager
-async def _http_transport(url: str, headers: dict[str, str]) -> AsyncIterator[TransportStreams]:
+async def _http_transport(
+    url: str, headers: dict[str, str], on_status: Callable[[int], None]
+) -> AsyncIterator[TransportStreams]:
+    """Streamable HTTP; every refused response's status is reported (the SDK keeps only
+    "Server returned an error response", which does not say that the token is wrong)."""
     timeout = httpx2.Timeout(30.0, read=300.0)
+
+    async def seen(response: httpx2.Response) -> None:
+        if response.status_code in AUTH_STATUSES:
+            on_status(response.status_code)
+
     async with (
-        httpx2.AsyncClient(headers=headers, timeout=timeout) as http,
+        httpx2.AsyncClient(
+            headers=headers, timeout=timeout, event_hooks={"response": [seen]}
+        ) as http,
         streamable_http_client(url, http_client=http) as streams,
     ):
         yield streams
@@ -192,6 +207,7 @@ class McpConnection:
         self._in_flight: list[ToolContext] = []
         self._notes: dict[str, list[str]] = {}
         self._helpers: set[asyncio.Task[None]] = set()
+        self._auth_status: int | None = None
         self.state: State = "pending" if spec.enabled else "disabled"
         self.last_error: str | None = None
         self.tools: list[RemoteTool] = []
@@ -265,6 +281,19 @@ class McpConnection:
         tail = self.stderr_tail()
         return f"{message}\nstderr: {tail}" if tail else message
 
+    def _refused(self, status: int) -> None:
+        self._auth_status = status
+
+    def _auth_problem(self) -> str | None:
+        """What a 401/403 from an HTTP server means, and what to do about it."""
+        status = self._auth_status
+        if status is None:
+            return None
+        return (
+            f"{status} {AUTH_STATUSES[status]} from {self.spec.url}: check the Authorization "
+            f"header in mcp.json (the server is configured in {self.spec.origin})"
+        )
+
     def _transport(self, generation: int) -> contextlib.AbstractAsyncContextManager[Any]:
         def ended() -> None:
             self._transport_ended(generation)
@@ -279,7 +308,7 @@ class McpConnection:
             errlog = self._open_stderr()
             inner = stdio_transport(params, errlog)
         else:
-            inner = _http_transport(self.spec.url or "", dict(self.spec.headers))
+            inner = _http_transport(self.spec.url or "", dict(self.spec.headers), self._refused)
         return _watched(inner, ended)
 
     async def _own(
@@ -395,6 +424,12 @@ class McpConnection:
         except Exception:
             log.debug("MCP server %s: its change stream ended", self.name, exc_info=True)
 
+    async def settled(self) -> None:
+        """Wait for the work started by the server's messages and ours (a re-list, a
+        roots/list_changed being sent)."""
+        while self._helpers:
+            await asyncio.wait(set(self._helpers))
+
     def _spawn(self, work: Awaitable[None]) -> None:
         task = asyncio.ensure_future(work)
         self._helpers.add(task)
@@ -426,7 +461,9 @@ class McpConnection:
 
         async def send() -> None:
             try:
-                await client.send_roots_list_changed()
+                with warnings.catch_warnings():  # deprecated for 2026-era servers only
+                    warnings.simplefilter("ignore", MCPDeprecationWarning)
+                    await client.send_roots_list_changed()
             except Exception:
                 log.debug("MCP server %s: roots/list_changed failed", self.name, exc_info=True)
 
@@ -473,6 +510,7 @@ class McpConnection:
     async def _connect(self) -> bool:
         self._retire()
         self._generation += 1
+        self._auth_status = None
         generation = self._generation
         self.state = "pending"
         loop = asyncio.get_running_loop()
@@ -494,7 +532,7 @@ class McpConnection:
             return False
         error = ready.exception() if not ready.cancelled() else RuntimeError("start-up cancelled")
         if error is not None:
-            self._fail(f"it failed to start: {describe_error(error)}")
+            self._fail(f"it failed to start: {self._auth_problem() or describe_error(error)}")
             self._retire()
             return False
         client, tools = ready.result()
@@ -635,9 +673,8 @@ class McpConnection:
             if exc.error.code == mt.CONNECTION_CLOSED:
                 self._lost(generation, "the server closed the connection during a call")
                 return self._died(tool)
-            return ToolResult.error(
-                f'MCP server "{self.name}" refused the call to "{tool}": {exc.error.message}'
-            )
+            why = self._auth_problem() or exc.error.message
+            return ToolResult.error(f'MCP server "{self.name}" refused the call to "{tool}": {why}')
         except Exception as exc:
             self._lost(generation, f"the connection failed: {describe_error(exc)}")
             return self._died(tool)

@@ -475,6 +475,10 @@ class McpManager:
         for connection in self._connected_servers():
             connection.roots_changed()
 
+    async def settled(self) -> None:
+        """Wait until every server's pending work (re-lists, notifications) is done."""
+        await asyncio.gather(*(m.connection.settled() for m in self._servers.values()))
+
     def add_desk(self, agent_id: str, desk: QuestionDesk) -> Callable[[], None]:
         """Where the questions of calls made by `agent_id` go (a server's elicitation)."""
         self._desks[agent_id] = desk
