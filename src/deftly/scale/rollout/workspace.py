@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from deftly.contract.errors import DeftlyError
+from deftly.scale.rollout.tasks import is_url
 
 OUTPUT_TAIL = 2000
 """Characters of a failing command's output quoted in its error."""
@@ -44,7 +45,7 @@ class Workspace:
 def clone(repo: str, ref: str | None, into: Path) -> Workspace:
     """Clone `repo` (a local path or a URL) into `into` and check out `ref` (None: the
     repo's HEAD) detached."""
-    if "://" not in repo and ":" not in repo.split("/", 1)[0] and not Path(repo).is_dir():
+    if not is_url(repo) and not Path(repo).is_dir():
         raise WorkspaceError(
             f"the repo {repo} does not exist on this worker; give a path every worker can "
             "reach (shared storage) or a git URL"
