@@ -21,9 +21,6 @@ from typing import Any
 from deftly.scale.rollout.tasks import Task
 from deftly.scale.rollout.workspace import WorkspaceError, clone, run_setup
 
-CANCEL_GRACE = 30.0
-"""Seconds a timed-out turn gets to wind down (its tools stopped) before it is abandoned."""
-
 
 @dataclass(frozen=True)
 class RunOptions:
