@@ -61,7 +61,8 @@ class ShownPaths:
     def __call__(self, raw: bytes) -> str:
         if raw.startswith(self.prefix):
             rest = raw[len(self.prefix) :]
-            if rest and b"//" not in rest and not _has_dot_part(rest) and not rest.endswith(b"/"):
+            plain = not (rest.startswith(b"/") or rest.endswith(b"/") or b"//" in rest)
+            if rest and plain and not _has_dot_part(rest):
                 return os.fsdecode(rest)
         return shown_path(Path(os.fsdecode(raw)), self.workspace)
 
