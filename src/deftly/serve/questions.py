@@ -8,6 +8,10 @@ MCP elicitation schema allows in its flat object of primitive fields), and each 
 field beside it for the person's own answer ("Other"). Nothing is required: a question left
 blank is unanswered. Declining or cancelling the form dismisses the questions; a client
 that cannot show forms makes the tool say it cannot ask here.
+
+A request that stands for a mounted MCP server's own elicitation form (`request.form`) is
+passed to the client as that form, unchanged, and the typed answers come back as strings
+keyed by question text (`true`/`false`, numbers as written) for the mount to retype.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from deftly.serve.approval import Asker
 from deftly.session.questions import (
     OTHER_LABEL,
     Answers,
+    FormSpec,
     Question,
     QuestionRequest,
     QuestionsUnsupported,
@@ -127,6 +132,31 @@ def read_answers(request: QuestionRequest, content: dict[str, Any]) -> Answers:
     return answers
 
 
+def as_text(value: object) -> str | None:
+    """A typed form value as the answer string a form's owner reads back: booleans as
+    true/false, numbers as written, several choices joined by commas; None when empty."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        parts = [t for t in (as_text(v) for v in value) if t]
+        return ", ".join(parts) or None
+    text = str(value).strip()
+    return text or None
+
+
+def form_answers(request: QuestionRequest, form: FormSpec, content: dict[str, Any]) -> Answers:
+    """The answers to a passed-on form, keyed by question text (`form.keys[i]` is the
+    property of `request.questions[i]`); fields left empty stay unanswered."""
+    answers: dict[str, str] = {}
+    for question, key in zip(request.questions, form.keys, strict=False):
+        text = as_text(content.get(key))
+        if text is not None:
+            answers[question.question] = text
+    return answers
+
+
 class ElicitationAnswerer:
     """Puts a call's questions to the user of the MCP client that made it."""
 
@@ -146,10 +176,18 @@ class ElicitationAnswerer:
             raise QuestionsUnsupported("the call did not come from an MCP client that can be asked")
         if not asker.can_elicit:
             raise QuestionsUnsupported("this MCP client does not support form elicitation")
-        reply = await asker.elicit(form_message(request), form_schema(request), self.timeout)
+        form = request.form
+        if form is not None:  # a mounted server's own form: passed on as it is
+            message, schema = form.message, dict(form.schema)
+        else:
+            message, schema = form_message(request), form_schema(request)
+        reply = await asker.elicit(message, schema, self.timeout)
         if reply is None:
             log.info("no answer to %s's questions within %g s", request.tool, self.timeout)
             return None
         if reply.action != "accept":
             return None
-        return read_answers(request, dict(reply.content or {}))
+        content = dict(reply.content or {})
+        if form is not None:
+            return form_answers(request, form, content)
+        return read_answers(request, content)
