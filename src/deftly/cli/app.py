@@ -100,8 +100,6 @@ def tools_command(
     trust: TrustOpt = False,
 ) -> None:
     """List the active tools with their source (builtin, plugin, user, mcp) and disclosure."""
-    from deftly.cli.plain import plain_tools
-    from deftly.cli.render import tools_table
 
     async def main() -> None:
         async with build_runtime(
@@ -112,8 +110,12 @@ def tools_command(
             if as_json:
                 sys.stdout.write(json.dumps([i.to_json() for i in infos], indent=2) + "\n")
             elif infos and not sys.stdout.isatty():
+                from deftly.cli.plain import plain_tools
+
                 sys.stdout.write(plain_tools(infos))
             elif infos:
+                from deftly.cli.render import tools_table
+
                 out.print(tools_table(infos))
             else:
                 out.print("No tools are active in this workspace.")

@@ -9,7 +9,6 @@ from typing import Any, TextIO
 
 from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
-from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
@@ -39,6 +38,8 @@ _TODO_STYLES = {"done": "green", "in_progress": "bold yellow", "pending": ""}
 
 def render_display(display: Display | None) -> RenderableType | None:
     """What the call is about to do, the way a person wants to see it."""
+    from rich.syntax import Syntax  # with pygments: only when a display is shown
+
     match display:
         case None:
             return None

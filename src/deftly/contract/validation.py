@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
-from jsonschema import exceptions as js_exceptions
-from jsonschema.protocols import Validator
 from pydantic import ValidationError
+
+if TYPE_CHECKING:
+    from jsonschema import exceptions as js_exceptions
+    from jsonschema.protocols import Validator
+
+# jsonschema (with its referencing and format machinery) is imported when the first
+# schema-only tool validates its arguments, not by everything that imports the contract.
 
 _MAX_SHOWN = 60
 _2020_KEYS = frozenset({"prefixItems", "$dynamicAnchor", "$dynamicRef"})
@@ -80,6 +84,8 @@ def pydantic_problems(error: ValidationError, known_fields: Iterable[str]) -> li
 
 
 def _dialect(schema: Mapping[str, Any]) -> type[Validator]:
+    import jsonschema
+
     declared = schema.get("$schema")
     if isinstance(declared, str):
         if "2020-12" in declared:
@@ -113,6 +119,8 @@ class JsonSchemaValidator:
 
     def __init__(self, schema: Mapping[str, Any]):
         self.schema = schema
+        from jsonschema import exceptions as js_exceptions
+
         self._broken: str | None = None
         cls = _dialect(schema)
         try:

@@ -24,8 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from deftly.session.subagents import AgentProfile
 
 MAX_FILE_BYTES = 256 * 1024
@@ -45,7 +43,6 @@ TOOL_ALIASES = {
 """Other agents' names for deftly's tools, so their agent files' tool lists mean the same."""
 
 _FENCE = re.compile(r"\r?\n")
-_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class ProfileFileError(ValueError):
@@ -98,6 +95,8 @@ def render_profile(profile: AgentProfile) -> str:
         fields["disallowed_tools"] = list(profile.disallowed_tools)
     if profile.model is not None:
         fields["model"] = profile.model
+    import yaml  # here and in _split: only when an agent file is written or read
+
     head = yaml.safe_dump(fields, allow_unicode=True, sort_keys=False, width=10_000)
     return f"---\n{head}---\n{profile.instructions}\n"
 
@@ -148,6 +147,9 @@ def _why(exc: Exception) -> str:
 
 
 def _split(text: str) -> tuple[dict[str, Any], str]:
+    import yaml
+
+    loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     lines = _FENCE.split(text.lstrip("\ufeff"))
     if not lines or lines[0].strip() != "---":
         raise ProfileFileError(
@@ -158,7 +160,7 @@ def _split(text: str) -> tuple[dict[str, Any], str]:
     if closing is None:
         raise ProfileFileError('the front matter has no closing "---" line')
     try:
-        data = yaml.load("\n".join(lines[1:closing]), Loader=_LOADER)
+        data = yaml.load("\n".join(lines[1:closing]), Loader=loader)
     except yaml.YAMLError as exc:
         problem = getattr(exc, "problem", None) or str(exc)
         raise ProfileFileError(f"the front matter is not valid YAML ({problem})") from None

@@ -22,8 +22,6 @@ from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from typing import Any, cast
 
-from croniter import CroniterBadDateError, croniter
-
 from deftly.features.cron.zone import local_zone
 
 DAY = 86_400.0
@@ -115,6 +113,8 @@ class CronExpression:
     ) -> float | None:
         """The first fire strictly after `after` (epoch seconds; fires are on whole
         minutes), or None when there is none within `years` years of 366 days."""
+        from croniter import CroniterBadDateError, croniter  # when a job is scheduled
+
         zone = zone or local_zone()
         start = datetime.fromtimestamp(after, zone)
         found: list[float] = []
@@ -132,6 +132,8 @@ class CronExpression:
     def fires(self, after: float, *, zone: tzinfo | None = None) -> Iterator[float]:
         """Every fire strictly after `after`, in order, lazily (no horizon: the caller
         stops). One croniter iterator per form, merged."""
+        from croniter import croniter
+
         start = datetime.fromtimestamp(after, zone or local_zone())
         heads: dict[int, float] = {}
         iterators = {}
@@ -159,6 +161,8 @@ class CronExpression:
 
 def _advance(iterators: dict[int, Any], heads: dict[int, float], index: int) -> None:
     """Move one form's iterator on; a form with no further fire drops out."""
+    from croniter import CroniterBadDateError
+
     try:
         heads[index] = float(iterators[index].get_next(float))
     except CroniterBadDateError:

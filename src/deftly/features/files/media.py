@@ -10,9 +10,13 @@ from __future__ import annotations
 import io
 import warnings
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from PIL import Image, ImageOps
+if TYPE_CHECKING:
+    from PIL import Image
+
+# Pillow is imported by the functions that decode or encode: on the first image a tool
+# prepares, not when the file tools are imported.
 
 ACCEPTED_MIMES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 _LOSSLESS = frozenset({"image/png", "image/gif", "image/webp"})
@@ -66,6 +70,8 @@ class Prepared:
 
 
 def _open(data: bytes) -> Image.Image:
+    from PIL import Image
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return Image.open(io.BytesIO(data))
@@ -97,6 +103,8 @@ def _decode(data: bytes, max_pixels: int) -> Image.Image:
         image.load()
     except Exception as exc:
         raise ImageError(f"it cannot be decoded ({exc})") from None
+    from PIL import ImageOps
+
     return ImageOps.exif_transpose(image) or image
 
 
@@ -108,6 +116,8 @@ def _encode(image: Image.Image, mime: str, quality: int = 90) -> bytes:
         image.save(buffer, "PNG", optimize=True)
     else:
         if image.mode in ("RGBA", "LA", "P", "PA"):
+            from PIL import Image
+
             rgba = image.convert("RGBA")
             background = Image.new("RGB", rgba.size, (255, 255, 255))
             background.paste(rgba, mask=rgba.getchannel("A"))
@@ -126,6 +136,8 @@ def _fit(image: Image.Image, edge: int) -> Image.Image:
     size = (max(1, round(image.width * scale)), max(1, round(image.height * scale)))
     if image.mode == "P":
         image = image.convert("RGBA")
+    from PIL import Image
+
     return image.resize(size, Image.Resampling.LANCZOS, reducing_gap=3.0)
 
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import datetime
 import re
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from deftly.contract.errors import DeftlyError
+
+if TYPE_CHECKING:
+    import yaml
 
 MAX_FRONT_MATTER_CHARS = 64 * 1024
 # Nodes a front matter may expand to (aliases counted each time they are used): enough for
@@ -20,8 +21,6 @@ MAX_FRONT_MATTER_CHARS = 64 * 1024
 MAX_FRONT_MATTER_NODES = 5_000
 
 _LINE_BREAK = re.compile(r"\r?\n")
-# libyaml's safe loader when PyYAML was built with it (about 10x faster), else pure Python.
-_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class FrontMatterError(DeftlyError):
@@ -58,8 +57,12 @@ def split_front_matter(text: str) -> tuple[dict[str, Any] | None, str]:
 
 
 def _load_yaml(source: str) -> Any:
+    import yaml  # on the first front matter read, not when the skills feature is imported
+
+    # libyaml's safe loader when PyYAML was built with it (about 10x faster), else pure Python.
+    loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        return yaml.load(source, Loader=_LOADER)  # a safe loader: plain data only
+        return yaml.load(source, Loader=loader)  # a safe loader: plain data only
     except yaml.YAMLError as exc:
         raise FrontMatterError(
             f"the front matter is not valid YAML ({_yaml_problem(exc)})"
