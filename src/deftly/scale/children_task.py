@@ -92,7 +92,6 @@ async def _run(task: ChildTask) -> ChildReport:
 
 
 async def _turn(task: ChildTask, token: CancelToken, home: Path) -> ChildReport:
-    from deftly.runtime.facade import Runtime
     from deftly.agent.agent import Agent
     from deftly.agent.children import profile_delegates
     from deftly.agent.models import ModelError, make_provider, resolve_model
@@ -100,6 +99,7 @@ async def _turn(task: ChildTask, token: CancelToken, home: Path) -> ChildReport:
     from deftly.agent.transcript import transcript_path
     from deftly.policy.approval import NonInteractiveApprover
     from deftly.registry.activation import Profile
+    from deftly.runtime.facade import Runtime
 
     spec, profile = task.spec, task.spec.profile
     runtime = Runtime(
