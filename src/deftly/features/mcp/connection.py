@@ -203,6 +203,8 @@ class McpConnection:
         self.spec = spec
         self.hooks = hooks or ClientHooks()
         self.resources: list[mt.Resource] = []
+        self.offers_resources = False
+        """Whether the server declares resources (it can read the links its tools return)."""
         self.prompts: list[mt.Prompt] = []
         self._in_flight: list[ToolContext] = []
         self._notes: dict[str, list[str]] = {}
@@ -331,6 +333,7 @@ class McpConnection:
                 tools = await _list_tools(client)
                 self.resources = await _list_resources(client)
                 self.prompts = await _list_prompts(client)
+                self.offers_resources = client.server_capabilities.resources is not None
                 if not ready.done():
                     ready.set_result((client, tools))
                 listener = asyncio.create_task(self._listen(client, generation))

@@ -299,8 +299,8 @@ class McpManager:
                 log.exception("an MCP change listener failed")
 
     def _sync_resource_tool(self) -> None:
-        """ReadMcpResource is offered while some connected server has resources."""
-        wanted = any(c.resources for c in self._connected_servers())
+        """ReadMcpResource is offered while some connected server offers resources."""
+        wanted = any(c.offers_resources or c.resources for c in self._connected_servers())
         if wanted and self._resource_tool is None:
             from deftly.features.mcp.read_resource import ReadMcpResourceTool
 
