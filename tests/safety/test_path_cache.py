@@ -227,3 +227,13 @@ def test_remembered_secret_names_equal_fresh_ones(parts: list[str]) -> None:
     fresh = _sensitive_text.__wrapped__(text)
     assert sensitive_reason(text) == fresh
     assert sensitive_reason(Path(text)) == fresh  # remembered by text, whatever its type
+
+
+@given(
+    st.lists(st.sampled_from(["/", "/w", "/w/", "/w/a", "/wa", "/x/y"]), min_size=1, max_size=3),
+    st.sampled_from(["/", "/w", "/w/", "/w/a", "/w/a/b", "/wa", "/wab", "/x", "/x/y/z", "/w2"]),
+)
+def test_containment_at_once_equals_root_by_root(roots: list[str], path: str) -> None:
+    from deftly.policy.paths import _is_within, _Within
+
+    assert _Within.of(tuple(roots)).holds(path) == any(_is_within(path, r) for r in roots)

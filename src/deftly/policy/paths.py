@@ -132,6 +132,23 @@ def _is_within(path: str | os.PathLike[str], root: str | os.PathLike[str]) -> bo
     return inner.startswith(outer if outer.endswith("/") else outer + "/")
 
 
+@dataclass(frozen=True, slots=True)
+class _Within:
+    """`_is_within` against several roots at once: the roots themselves, and the prefixes
+    a path below one of them starts with."""
+
+    exact: frozenset[str]
+    prefixes: tuple[str, ...]
+
+    @classmethod
+    def of(cls, roots: tuple[str, ...]) -> _Within:
+        prefixes = tuple(r if r.endswith("/") else r + "/" for r in roots)
+        return cls(frozenset(roots), prefixes)
+
+    def holds(self, path: str) -> bool:
+        return path in self.exact or path.startswith(self.prefixes)
+
+
 @dataclass
 class Workspace:
     """One workspace: its root, the working directory, and directories also allowed.
@@ -145,6 +162,9 @@ class Workspace:
     home: Path = field(default_factory=Path.home)
     probe: PathProbe = field(default=LOCAL_PROBE, repr=False, compare=False)
     _real_cache: tuple[tuple[Path, ...], tuple[str, ...]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+    _within_cache: tuple[tuple[object, ...], _Within, _Within] | None = field(
         default=None, init=False, repr=False, compare=False
     )
 
@@ -181,12 +201,16 @@ class Workspace:
         return self._inside(lexical, real)
 
     def _inside(self, lexical: str | Path, real: str | Path) -> bool:
+        """Within a root (as written or for real) lexically, and within a real root for
+        real. (`_is_within` over every root, done with one `startswith` per side.)"""
         real_roots = self._real_roots()
-        lexical_text, real_text = os.fspath(lexical), os.fspath(real)
-        lexical_ok = any(_is_within(lexical_text, r) for r in self.roots) or any(
-            _is_within(lexical_text, r) for r in real_roots
-        )
-        return lexical_ok and any(_is_within(real_text, r) for r in real_roots)
+        key = (self.root, real_roots, *self.additional_dirs)
+        cached = self._within_cache
+        if cached is None or cached[0] != key:
+            lexical_roots = (*map(os.fspath, self.roots), *real_roots)
+            cached = (key, _Within.of(lexical_roots), _Within.of(real_roots))
+            self._within_cache = cached
+        return cached[1].holds(os.fspath(lexical)) and cached[2].holds(os.fspath(real))
 
     def _real_roots(self) -> tuple[str, ...]:
         """The roots' real paths, worked out again only when the directories change."""
