@@ -188,21 +188,7 @@ class LocalChildren:
         if known is not None:
             return known
         record = self._slot.get().children.get(spec.agent_id)
-        profile = spec.profile
-        if spec.resume:
-            if record is None:
-                raise DeftlyError(f'Agent instance "{spec.agent_id}" does not exist.')
-            if record.parent != self.scope.agent_id:
-                raise DeftlyError(
-                    f'Agent instance "{spec.agent_id}" does not belong to this parent agent.'
-                )
-            stored = self.scope.subagents.profile(record.profile)
-            if stored is None:
-                raise DeftlyError(
-                    f'Agent instance "{spec.agent_id}" was a "{record.profile}" agent, and '
-                    "that agent type is not defined any more; start a new agent instead."
-                )
-            profile = stored
+        profile = child_profile(spec, record, self.scope)
         async with self._lock:
             scope = self.scope.child(spec.agent_id)
             if scope is None:
@@ -306,6 +292,24 @@ class LocalChildren:
 
     def _failed(self, spec: ChildSpec, message: str) -> ChildOutcome:
         return ChildOutcome(spec.agent_id, spec.profile.name, "failed", error=message)
+
+
+def child_profile(spec: ChildSpec, record: ChildRecord | None, scope: AgentRuntime) -> AgentProfile:
+    """The child's type: the spec's, or for a resume the one it had (DeftlyError when the
+    child does not exist, is another parent's, or its type is gone). Every backend's rule."""
+    if not spec.resume:
+        return spec.profile
+    if record is None:
+        raise DeftlyError(f'Agent instance "{spec.agent_id}" does not exist.')
+    if record.parent != scope.agent_id:
+        raise DeftlyError(f'Agent instance "{spec.agent_id}" does not belong to this parent agent.')
+    stored = scope.subagents.profile(record.profile)
+    if stored is None:
+        raise DeftlyError(
+            f'Agent instance "{spec.agent_id}" was a "{record.profile}" agent, and '
+            "that agent type is not defined any more; start a new agent instead."
+        )
+    return stored
 
 
 def turn_outcome(

@@ -33,6 +33,7 @@ from deftly.agent.children import (
     ChildRecord,
     ChildrenFactory,
     ChildrenState,
+    child_profile,
     child_prompt,
     turn_outcome,
 )
@@ -128,22 +129,7 @@ class RayChildren:
 
     def _profile(self, spec: ChildSpec) -> AgentProfile:
         """The child's type: the spec's, or for a resume the one it had."""
-        if not spec.resume:
-            return spec.profile
-        record = self._slot.get().children.get(spec.agent_id)
-        if record is None:
-            raise DeftlyError(f'Agent instance "{spec.agent_id}" does not exist.')
-        if record.parent != self.scope.agent_id:
-            raise DeftlyError(
-                f'Agent instance "{spec.agent_id}" does not belong to this parent agent.'
-            )
-        stored = self.scope.subagents.profile(record.profile)
-        if stored is None:
-            raise DeftlyError(
-                f'Agent instance "{spec.agent_id}" was a "{record.profile}" agent, and '
-                "that agent type is not defined any more; start a new agent instead."
-            )
-        return stored
+        return child_profile(spec, self._slot.get().children.get(spec.agent_id), self.scope)
 
     def _task(self, spec: ChildSpec, profile: AgentProfile) -> ChildTask:
         session = self.scope.session
