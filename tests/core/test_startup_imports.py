@@ -161,3 +161,9 @@ def test_deftly_tools_imports_neither_mcp_nor_the_model_sdks_nor_the_agent(
     assert tops & (ON_FIRST_USE - {"yaml"}) == set()
     above = ("deftly.agent", "deftly.providers", "deftly.serve", "deftly.scale")
     assert not {m for m in modules if m.startswith(above)}
+    # No person can answer (stdin is not a terminal): neither the prompt nor its renderer.
+    assert {
+        "deftly.cli.approver",
+        "deftly.cli.render",
+        "deftly.cli.trust_question",
+    } & modules == set()

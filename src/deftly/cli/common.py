@@ -175,15 +175,19 @@ def build_runtime(
     """`trust`: the --trust option (this run only). `ask_trust`: at a terminal, ask once
     whether to trust a workspace whose own config needs it (yes records it). `session_id`:
     attach to that session (`deftly run --resume`), else a new one."""
-    from deftly.cli.approver import terminal_approver
-    from deftly.cli.trust_question import ask_to_trust
     from deftly.runtime import Runtime
 
     if mode is not None and mode not in ("manual", "yolo", "auto"):
         raise UsageError(f"unknown mode {mode!r}; use manual, yolo or auto")
-    if approver is None and not yes:
+    at_terminal = interactive and sys.stdin is not None and sys.stdin.isatty()
+    if approver is None and not yes and at_terminal:
+        # The prompt (and rich's rendering behind it) is imported only when a person can answer.
+        from deftly.cli.approver import terminal_approver
+
         approver = terminal_approver(interactive)
-    if not trust and ask_trust and interactive and sys.stdin.isatty() and sys.stderr.isatty():
+    if not trust and ask_trust and at_terminal and sys.stderr.isatty():
+        from deftly.cli.trust_question import ask_to_trust
+
         ask_to_trust(workspace, err, sys.stdin)
     runtime = Runtime(
         workspace,
