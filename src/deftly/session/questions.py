@@ -13,12 +13,19 @@ on each other.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from deftly.contract.identity import Identity
+
+if TYPE_CHECKING:
+    from deftly.contract.tool import CancelToken
+
+log = logging.getLogger(__name__)
 
 OTHER_LABEL = "Other"
 """The choice every question gets beside its options: the person types their own answer."""
@@ -79,6 +86,10 @@ person's own words. A question left out was not answered."""
 class QuestionsUnsupported(Exception):
     """Raised by an answerer that turns out unable to ask at all (an MCP client without
     form elicitation): the model is told to ask in its reply instead, and not to retry."""
+
+
+class QuestionWithdrawn(Exception):
+    """The call was cancelled while its questions waited for the person."""
 
 
 class Answerer(Protocol):
@@ -151,3 +162,27 @@ class QuestionDesk:
         if self._answerer is None:
             raise QuestionsUnsupported("nobody can answer questions here")
         return await self._answerer.answer(request)
+
+    async def ask_until(self, request: QuestionRequest, cancel: CancelToken) -> Answers | None:
+        """`ask`, given up when `cancel` fires (`QuestionWithdrawn`). An answerer that ignores
+        the withdrawal is left behind, not awaited: a cancelled call never hangs on a person."""
+        if cancel.cancelled:
+            raise QuestionWithdrawn
+        asking = asyncio.ensure_future(self.ask(request))
+        stopped = asyncio.ensure_future(cancel.wait())
+        try:
+            await asyncio.wait({asking, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopped.cancel()
+            if not asking.done():
+                asking.cancel()
+                asking.add_done_callback(_forget)
+        if not asking.done() or asking.cancelled():
+            raise QuestionWithdrawn
+        return asking.result()
+
+
+def _forget(task: asyncio.Future[Answers | None]) -> None:
+    """Retrieve a withdrawn question's outcome, so nothing warns that it was never read."""
+    if not task.cancelled() and task.exception() is not None:
+        log.debug("a withdrawn question's answerer failed: %s", task.exception())

@@ -8,7 +8,6 @@ ending tells the model the answer; that needs the task tools (by their traits).
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 
@@ -30,6 +29,7 @@ from deftly.session.questions import (
     QuestionDesk,
     QuestionRequest,
     QuestionsUnsupported,
+    QuestionWithdrawn,
 )
 
 log = logging.getLogger(__name__)
@@ -170,7 +170,7 @@ class AskUserQuestionTool(Tool[AskUserQuestionParams]):
         if problem is not None:
             return ToolResult.error(problem)
         request = self._request(questions, ctx)
-        return await self._answers(questions, lambda: self._wait(request, ctx))
+        return await self._answers(questions, lambda: self.desk.ask_until(request, ctx.cancel))
 
     def ask_in_background(self, questions: tuple[Question, ...], ctx: ToolContext) -> ToolResult:
         """Check the questions, post a "question" task and return its id at once; the
@@ -203,7 +203,7 @@ class AskUserQuestionTool(Tool[AskUserQuestionParams]):
         """The person's answers as the model's result, whatever went wrong on the way."""
         try:
             answers = await get()
-        except _Withdrawn:
+        except QuestionWithdrawn:
             return result.withdrawn()
         except QuestionsUnsupported as exc:
             log.info("questions unsupported here: %s", exc)
@@ -218,29 +218,3 @@ class AskUserQuestionTool(Tool[AskUserQuestionParams]):
             log.debug("the answerer's failure", exc_info=True)
             return result.dismissed()
         return result.answered(questions, answers)
-
-    async def _wait(self, request: QuestionRequest, ctx: ToolContext) -> Answers | None:
-        if ctx.cancelled:
-            raise _Withdrawn
-        asking = asyncio.ensure_future(self.desk.ask(request))
-        stopped = asyncio.ensure_future(ctx.cancel.wait())
-        try:
-            await asyncio.wait({asking, stopped}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            stopped.cancel()
-            if not asking.done():
-                asking.cancel()  # an answerer that ignores this is left behind, not awaited
-                asking.add_done_callback(_forget)
-        if not asking.done() or asking.cancelled():
-            raise _Withdrawn
-        return asking.result()
-
-
-def _forget(task: asyncio.Future[Answers | None]) -> None:
-    """Retrieve a withdrawn question's outcome, so nothing warns that it was never read."""
-    if not task.cancelled() and task.exception() is not None:
-        log.debug("a withdrawn question's answerer failed: %s", task.exception())
-
-
-class _Withdrawn(Exception):
-    """The call was cancelled while waiting for the person."""

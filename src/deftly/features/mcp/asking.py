@@ -7,13 +7,11 @@ server gets an error and the call's result a note saying how to make it answerab
 
 from __future__ import annotations
 
-import asyncio
-
 import mcp.types as mt
 
 from deftly.contract.tool import ToolContext
 from deftly.features.mcp.elicitation import AnswerProblem, form_request, typed_answers
-from deftly.session.questions import QuestionDesk, QuestionsUnsupported
+from deftly.session.questions import QuestionDesk, QuestionsUnsupported, QuestionWithdrawn
 
 Outcome = tuple[mt.ElicitResult | mt.ErrorData, str | None]
 
@@ -55,17 +53,10 @@ async def elicit(
         tool=f"mcp:{server}",
         identity=ctx.identity,
     )
-    asking = asyncio.ensure_future(desk.ask(request))
-    stopped = asyncio.ensure_future(ctx.cancel.wait())
     try:
-        await asyncio.wait({asking, stopped}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        stopped.cancel()
-    if not asking.done():
-        asking.cancel()
+        answers = await desk.ask_until(request, ctx.cancel)
+    except QuestionWithdrawn:
         return mt.ElicitResult(action="cancel"), None
-    try:
-        answers = asking.result()
     except QuestionsUnsupported:
         return _unanswerable(server, params.message, "this front end cannot ask questions")
     if not answers:
