@@ -31,6 +31,14 @@ import mcp.types as mt
 from mcp.server import Server, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.models import InitializationOptions
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    PromptsListChanged,
+    ResourcesListChanged,
+    ServerEvent,
+    ToolsListChanged,
+)
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from deftly.contract.schema import JsonSchema
@@ -54,6 +62,12 @@ log = logging.getLogger(__name__)
 MAX_PROGRESS_MESSAGE = 1_000
 FLUSH_SECONDS = 2.0
 ALL_CHANGES = NotificationOptions(prompts_changed=True, resources_changed=True, tools_changed=True)
+LISTEN_EVENTS: dict[str, Callable[[], ServerEvent]] = {
+    "tools": ToolsListChanged,
+    "resources": ResourcesListChanged,
+    "prompts": PromptsListChanged,
+}
+"""The `subscriptions/listen` event of each kind of list change (2026-07-28 clients)."""
 
 
 class _Server(Server[Any]):
@@ -292,6 +306,9 @@ class ToolServer:
         self._background: set[asyncio.Task[Any]] = set()
         self.clients = Clients()
         """Who is connected: list changes and log messages go to them."""
+        self.bus = InMemorySubscriptionBus()
+        """List changes for 2026-07-28 clients, which hear them on `subscriptions/listen`."""
+        self._listen = ListenHandler(self.bus)
         self._listed: tuple[str, ...] | None = None
         """The tool names last listed, to tell clients when the list changes."""
         self._listed_for: ServerRequestContext[Any] | None = None
@@ -319,6 +336,7 @@ class ToolServer:
                 on_list_resource_templates=resources.list_templates if resources else None,
                 on_read_resource=resources.read_resource if resources else None,
                 on_set_logging_level=self._set_level,
+                on_subscriptions_listen=self._listen_stream,
             )
         self._unsubscribe = host.subscribe(self._on_event)
         self._relay: InboxRelay | None = None
@@ -333,6 +351,14 @@ class ToolServer:
         if first and self.on_first_request is not None:
             self.on_first_request(ctx)
         return client
+
+    async def _listen_stream(
+        self, ctx: ServerRequestContext[Any], params: mt.SubscriptionsListenRequestParams
+    ) -> mt.SubscriptionsListenResult:
+        """`subscriptions/listen`: the stream on which a 2026-07-28 client hears list
+        changes (the SDK's handler, fed by `changed`)."""
+        self.seen(ctx)
+        return await self._listen(ctx, params)
 
     async def _set_level(
         self, ctx: ServerRequestContext[Any], params: mt.SetLevelRequestParams
@@ -400,10 +426,13 @@ class ToolServer:
             "resources": lambda s: s.send_resource_list_changed(),
             "prompts": lambda s: s.send_prompt_list_changed(),
         }.get(kind)
-        if send is None:
+        event = LISTEN_EVENTS.get(kind)
+        if send is None or event is None:
             return
         with contextlib.suppress(RuntimeError):  # no loop: nobody to tell
-            self._keep(asyncio.get_running_loop().create_task(self.clients.tell(send)))
+            loop = asyncio.get_running_loop()
+            self._keep(loop.create_task(self.clients.tell(send)))  # handshake era
+            self._keep(loop.create_task(self.bus.publish(event())))  # listen streams
 
     def _check_soon(self) -> None:
         """Something happened that may change the tools on offer (a notice: a mode switch,
@@ -598,6 +627,7 @@ class ToolServer:
         """Answer what is still parked, let calls in flight finish cancelling."""
         if self._relay is not None:
             await self._relay.aclose()
+        self._listen.close()
         self._unsubscribe()
         for state in list(self._parked):
             self._expire(state)
