@@ -237,3 +237,26 @@ def test_containment_at_once_equals_root_by_root(roots: list[str], path: str) ->
     from deftly.policy.paths import _is_within, _Within
 
     assert _Within.of(tuple(roots)).holds(path) == any(_is_within(path, r) for r in roots)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(layout=links, raws=st.lists(st.sampled_from(RAWS), min_size=1, max_size=6))
+def test_remembered_containment_follows_the_directories(
+    layout: dict[str, str], raws: list[str]
+) -> None:
+    """The containment answers a batch remembers change when a directory is added within
+    the same look-ups: each equals a fresh check before and after."""
+    with tempfile.TemporaryDirectory() as tmp:
+        workspace = build(Path(tmp), layout)
+        lookups = Lookups()
+        targets = [os.path.abspath(workspace.root / raw) for raw in raws]
+        targets.append(str(Path(tmp) / "outside" / "s.txt"))
+        for added in (False, True):
+            if added:
+                with one_look(lookups):
+                    workspace.add_directory(Path(tmp) / "outside")
+            fresh = [workspace.contains(t) for t in targets]
+            with one_look(lookups):
+                assert [workspace.contains(t) for t in targets] == fresh
+                assert [workspace.contains(t) for t in targets] == fresh
+        assert fresh[-1] is True

@@ -68,11 +68,13 @@ class Lookups:
 
     reals: dict[tuple[str, PathProbe], str] = field(default_factory=dict)
     located: dict[tuple[object, ...], ResolvedPath] = field(default_factory=dict)
+    contained: dict[tuple[object, ...], bool] = field(default_factory=dict)
 
     def clear(self) -> None:
         """Forget everything: the files may have changed."""
         self.reals.clear()
         self.located.clear()
+        self.contained.clear()
 
 
 _LOOKED_UP: ContextVar[Lookups | None] = ContextVar("deftly_real_paths", default=None)
@@ -192,7 +194,20 @@ class Workspace:
         return (self.root, *self.additional_dirs)
 
     def contains(self, path: str | os.PathLike[str]) -> bool:
-        """Is this absolute path inside the workspace, lexically and for real?"""
+        """Is this absolute path inside the workspace, lexically and for real? (Within
+        `one_look` the answer is remembered, like the real path it rests on, until the
+        look-ups are cleared or the directories change.)"""
+        text = os.fspath(path)
+        looked_up = _LOOKED_UP.get()
+        if looked_up is None or not text.startswith("/"):  # relative: depends on the cwd
+            return self._contains(text)
+        key = (text, id(self), self.root, *self.additional_dirs)
+        found = looked_up.contained.get(key)
+        if found is None:
+            found = looked_up.contained[key] = self._contains(text)
+        return found
+
+    def _contains(self, path: str | os.PathLike[str]) -> bool:
         lexical = normal_text(os.path.abspath(path))
         try:
             real = real_path_text(lexical, self.probe)
