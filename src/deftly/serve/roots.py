@@ -8,6 +8,14 @@ used to widen access. A client that declares no roots keeps the current director
 
 Tool calls that arrive before the roots are known wait for them (`ready`, bounded), so a
 call never runs in the wrong workspace; `tools/list` never waits.
+
+2026-07-28 clients are not asked: that protocol removes `notifications/initialized` and
+`notifications/roots/list_changed` (no client-to-server notifications at all), and roots
+are deprecated (SEP-2577), so there is no moment to ask and no word when they change. The
+only way left is a `roots/list` embedded in an `InputRequiredResult` of a tool call (the
+SDK client answers it through its `list_roots_callback` and retries); it is not used yet,
+because it makes a call's first answer a round trip and still hears no later change. Such
+a client keeps the `--workspace` (or the current directory) it was served with.
 """
 
 from __future__ import annotations
