@@ -170,7 +170,7 @@ class FileType:
 
 def suffix_of(path: str | PurePath) -> str:
     """The last extension, lower-cased; none for dot-files like `.env`."""
-    name = PurePath(path).name
+    name = (path if isinstance(path, PurePath) else PurePath(path)).name  # no re-parse
     dot = name.rfind(".")
     return name[dot:].lower() if dot > 0 else ""
 
