@@ -131,7 +131,7 @@ def test_a_started_runtime_imports_only_what_listing_its_tools_needs(tmp_path: P
     tops = _tops(modules)
     assert tops & (MODEL_SDKS | COMMAND_LINE | SERVING) == set()
     # yaml reads the built-in skills' front matter; the rest wait for a tool that needs them.
-    assert tops & (ON_FIRST_USE - {"yaml"}) == set()
+    assert tops & ON_FIRST_USE == set()
     assert not {m for m in modules if m.startswith(("deftly.agent", "deftly.providers"))}
 
 
@@ -158,7 +158,7 @@ def test_deftly_tools_imports_neither_mcp_nor_the_model_sdks_nor_the_agent(
     modules = _modules_after(_command("tools", "--json", "-w", str(tmp_path / "ws")), tmp_path)
     tops = _tops(modules)
     assert tops & (MODEL_SDKS | SERVING | {"prompt_toolkit", "pygments"}) == set()
-    assert tops & (ON_FIRST_USE - {"yaml"}) == set()
+    assert tops & ON_FIRST_USE == set()
     above = ("deftly.agent", "deftly.providers", "deftly.serve", "deftly.scale")
     assert not {m for m in modules if m.startswith(above)}
     # No person can answer (stdin is not a terminal): neither the prompt nor its renderer.

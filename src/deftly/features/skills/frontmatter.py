@@ -2,6 +2,9 @@
 
 Parsed with `yaml.safe_load` (no Python objects), bounded in size and in how far YAML
 aliases may expand, and turned into plain JSON values so it can be printed and compared.
+A header of only `key: text` lines (plain or simply quoted text, or a flow list of words),
+as the built-in skills have, is read without PyYAML: importing it costs more than a
+start-up listing the tools can spare. Anything else goes to PyYAML.
 """
 
 from __future__ import annotations
@@ -21,6 +24,23 @@ MAX_FRONT_MATTER_CHARS = 64 * 1024
 MAX_FRONT_MATTER_NODES = 5_000
 
 _LINE_BREAK = re.compile(r"\r?\n")
+_SIMPLE_LINE = re.compile(r"([A-Za-z][A-Za-z0-9_-]*):(?: +(.*?))? *")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+# Plain words YAML 1.1 (PyYAML's resolver) reads as something other than text.
+_NOT_TEXT: dict[str, bool | None] = {
+    form: meaning
+    for word, meaning in (
+        ("yes", True),
+        ("true", True),
+        ("on", True),
+        ("no", False),
+        ("false", False),
+        ("off", False),
+        ("null", None),
+    )
+    for form in (word, word.capitalize(), word.upper())
+}
+_NOT_TEXT["~"] = None
 
 
 class FrontMatterError(DeftlyError):
@@ -46,7 +66,8 @@ def split_front_matter(text: str) -> tuple[dict[str, Any] | None, str]:
             f"the front matter is {len(source):,} characters long; the limit is "
             f"{MAX_FRONT_MATTER_CHARS:,}"
         )
-    data = _load_yaml(source) if source.strip() else None
+    simple = _simple_front_matter(source)
+    data = simple if simple is not None else _load_yaml(source) if source.strip() else None
     if data is None:
         return {}, body
     if not isinstance(data, dict):
@@ -54,6 +75,54 @@ def split_front_matter(text: str) -> tuple[dict[str, Any] | None, str]:
         raise FrontMatterError(f"the front matter is {kind}; it must be a mapping of fields")
     _check_size(data)
     return {str(key): to_json_value(value) for key, value in data.items()}, body
+
+
+def _simple_front_matter(source: str) -> dict[str, Any] | None:
+    """The mapping when every line is `key: value` with a value whose meaning is plain
+    (text that starts with a letter, simply quoted text, or a flow list of words), else
+    None: PyYAML reads it. The property test checks both read such headers alike."""
+    data: dict[str, Any] = {}
+    for line in source.split("\n"):
+        match = _SIMPLE_LINE.fullmatch(line)
+        if match is None:
+            return None
+        value = _simple_value(match.group(2) or "")
+        if value is _UNSURE or match.group(1) in _NOT_TEXT:
+            return None
+        data[match.group(1)] = value
+    return data or None
+
+
+_UNSURE = object()
+
+
+def _simple_value(text: str) -> Any:
+    if text == "":
+        return _UNSURE
+    first = text[0]
+    if text in _NOT_TEXT:
+        return _NOT_TEXT[text]
+    if first in {'"', "'"}:
+        inner = text[1:-1]
+        simple = len(text) >= 2 and text[-1] == first and first not in inner
+        return inner if simple and "\\" not in inner and inner.isprintable() else _UNSURE
+    if first == "[":
+        if not text.endswith("]"):
+            return _UNSURE
+        items = [item.strip() for item in text[1:-1].split(",")]
+        if all(_WORD.fullmatch(item) and item not in _NOT_TEXT for item in items):
+            return items
+        return _UNSURE
+    plain = (
+        first.isascii()
+        and first.isalpha()
+        and " #" not in text
+        and ": " not in text
+        and not text.endswith(":")
+        and "\t" not in text
+        and text.isprintable()
+    )
+    return text if plain else _UNSURE
 
 
 def _load_yaml(source: str) -> Any:
