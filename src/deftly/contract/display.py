@@ -14,7 +14,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class _Display(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # defer_build: the validators are built on the first display made, not at import (a
+    # start-up that only lists tools makes none).
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
 class CommandDisplay(_Display):
