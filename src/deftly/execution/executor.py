@@ -37,6 +37,7 @@ from deftly.contract.errors import InvalidArguments, ToolError
 from deftly.contract.identity import Identity
 from deftly.contract.result import ToolResult
 from deftly.contract.tool import CancelToken, ToolContext, ToolExecution, ToolUpdate
+from deftly.contract.traits import traits_of
 from deftly.execution.alone import alone_refusal, must_be_alone
 from deftly.execution.calls import (
     ArgumentsParseError,
@@ -553,7 +554,8 @@ class Batch:
             slot.settled = (ToolResult.error(cancelled_text(slot.name, cancel)), Outcome.CANCELLED)
         if slot.settled is None:
             assert slot.entry is not None
-            if not slot.entry.tool.traits.read_only:
+            traits = traits_of(slot.entry.tool)
+            if traits is None or not traits.read_only:
                 self._lookups.clear()  # it may change files: look at every path afresh
             with one_look(self._lookups):  # resolve and every check look each path up once
                 await executor._prepare(slot, self._calls, cancel)
@@ -570,7 +572,8 @@ class Batch:
         # after-hooks are done (a formatter hook finishes before the next edit of the same
         # file starts).
         run = functools.partial(executor._execute_and_finalize, slot, cancel, self._running)
-        if slot.entry is not None and not slot.entry.tool.traits.read_only:
+        traits = traits_of(slot.entry.tool) if slot.entry is not None else None
+        if traits is None or not traits.read_only:
             run = functools.partial(self._then_look_afresh, run)
         return self._scheduler.submit(slot.execution.accesses, run)
 
