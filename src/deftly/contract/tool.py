@@ -74,6 +74,7 @@ class CancelToken:
 
     def __init__(self) -> None:
         self._event = asyncio.Event()
+        self._callbacks: list[Callable[[], None]] = []
         self.reason: str | None = None
         self.by_user = False
 
@@ -83,6 +84,19 @@ class CancelToken:
             self.reason = reason
             self.by_user = by_user
             self._event.set()
+            for callback in tuple(self._callbacks):
+                callback()
+
+    def on_cancel(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call `callback` when the batch is cancelled (so a watcher costs nothing until
+        then; it must not raise); returns the way to stop. Not called if already cancelled."""
+        self._callbacks.append(callback)
+
+        def remove() -> None:
+            if callback in self._callbacks:
+                self._callbacks.remove(callback)
+
+        return remove
 
     @property
     def cancelled(self) -> bool:

@@ -181,10 +181,15 @@ class Executor:
         if not calls:
             return []
         token = cancel or CancelToken()
-        batch = self.open_batch(cancel=token, turn_id=turn_id)
-        for call in calls:
-            batch.add(call)
-        inner = asyncio.ensure_future(batch.results())
+        inner: asyncio.Future[list[CallResult]]
+        if len(calls) == 1:
+            identity = self.identity if turn_id is None else self.identity.in_turn(turn_id)
+            inner = asyncio.ensure_future(self._run_one(calls[0], token, identity))
+        else:
+            batch = self.open_batch(cancel=token, turn_id=turn_id)
+            for call in calls:
+                batch.add(call)
+            inner = asyncio.ensure_future(batch.results())
         try:
             return await asyncio.shield(inner)
         except asyncio.CancelledError:
@@ -192,6 +197,45 @@ class Executor:
             with contextlib.suppress(BaseException):
                 await inner
             raise
+
+    async def _run_one(
+        self, call: ToolCall, cancel: CancelToken, identity: Identity
+    ) -> list[CallResult]:
+        """A batch of one call, with what a `Batch` guarantees and none of its machinery:
+        one call conflicts with nothing and is its reply's only call, so it needs no
+        preparing queue, scheduler or task of its own; it runs in this task, and the
+        cancel watcher is a timer set only if the batch is cancelled."""
+        self.events.emit(BatchStarted(identity))
+        slot = self._preflight(0, call, identity)
+        if slot.settled is None and cancel.cancelled:
+            slot.settled = (ToolResult.error(cancelled_text(slot.name, cancel)), Outcome.CANCELLED)
+        if slot.settled is None:
+            with one_look(Lookups()):
+                await self._prepare(slot, [call], cancel)
+        self._announce(slot)
+        if slot.settled is not None:
+            return [await self._finalize(slot, *slot.settled)]
+        running: set[_Slot] = set()
+        timer: asyncio.TimerHandle | None = None
+
+        def expire() -> None:
+            for late in list(running):
+                if late.task is not None and not late.task.done():
+                    late.grace_expired = True
+                    late.task.cancel()
+
+        def watch() -> None:
+            nonlocal timer
+            timer = asyncio.get_running_loop().call_later(self.grace_seconds, expire)
+
+        stop_watching = cancel.on_cancel(watch)
+        try:
+            result, outcome = await self._execute(slot, cancel, running)
+        finally:
+            stop_watching()
+            if timer is not None:
+                timer.cancel()
+        return [await self._finalize(slot, result, outcome)]
 
     def open_batch(self, *, cancel: CancelToken | None = None, turn_id: str | None = None) -> Batch:
         """A batch whose calls arrive one at a time (streaming dispatch): `add` each call
