@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import heapq
 import os
 import re
 import stat
@@ -282,14 +283,14 @@ class GrepTool(SearchTool[GrepParams]):
         """Order matching files by modification time (newest first, ties in rg's order),
         then keep the requested page of them."""
         times = await search.mtimes()
-        order = sorted(range(len(search.paths)), key=times.__getitem__, reverse=True)
         page = search.page
         end = None if page.limit is None else page.offset + page.limit
+        order = newest_first(times, end)
         show = search.shown
         paths = search.paths
         page.items = [show(paths[i]) for i in order[page.offset : end]]
         page.data = list(page.items)
-        page.total = len(order)
+        page.total = len(times)
 
     # -- the result ----------------------------------------------------------------------
 
@@ -414,6 +415,19 @@ class GrepTool(SearchTool[GrepParams]):
             hints.append("only files matching the glob/type were searched")
         hint = f" Note: {'; '.join(hints)}." if hints else ""
         return f"No matches for {args.pattern!r}{where}.{hint}"
+
+
+def newest_first(times: list[float], end: int | None) -> list[int]:
+    """The indices of `times`, largest first (ties in their given order), through `end`.
+
+    Only the files up to the page's end need an order: picking those few is about twice
+    as fast as sorting all 20,000, and it runs after rg, so all of it is wall time.
+    `heapq.nlargest` keeps ties in order, exactly as the stable sort does.
+    """
+    every = range(len(times))
+    if end is not None and end < len(times) // 4:
+        return heapq.nlargest(end, every, key=times.__getitem__)
+    return sorted(every, key=times.__getitem__, reverse=True)
 
 
 @dataclass
