@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import itertools
 import logging
 import secrets
@@ -208,10 +209,25 @@ class CallChannel:
     ctx: ServerRequestContext[Any]
     cancel: CancelToken = field(default_factory=CancelToken)
     task: asyncio.Task[CallResult] | None = None
-    progress: asyncio.Queue[ToolUpdate] = field(default_factory=asyncio.Queue)
-    asks: asyncio.Queue[_Ask] = field(default_factory=asyncio.Queue)
+    progress: list[ToolUpdate] = field(default_factory=list)
+    """Progress not sent yet: sent by a pump that exists only while a request is being
+    answered and there is something to send (most calls report none)."""
+    pump: asyncio.Task[None] | None = None
+    driving: bool = False
+    asks: list[_Ask] = field(default_factory=list)
+    """Questions for the client's user not handed to a request yet."""
+    waiter: asyncio.Future[_Ask | None] | None = None
+    """Set while a request waits for the call: woken by its end (None) or by a question."""
     last_progress: float = 0.0
     _asked: int = 0
+
+    def ask(self, ask: _Ask) -> None:
+        """Hand a question to the request waiting for this call (or to the next one)."""
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(ask)
+        else:
+            self.asks.append(ask)
 
     @property
     def modern(self) -> bool:
@@ -237,7 +253,7 @@ class CallChannel:
             request = mt.ElicitRequest(
                 params=mt.ElicitRequestFormParams(message=message, requested_schema=schema)
             )
-            await self.asks.put(_Ask(f"approval_{self._asked}", request, answer))
+            self.ask(_Ask(f"approval_{self._asked}", request, answer))
             waiting: asyncio.Future[Any] = answer
         else:
             waiting = asyncio.ensure_future(
@@ -484,22 +500,34 @@ class ToolServer:
         """Wait for the call to finish, or to need an answer from the client's user."""
         task = channel.task
         assert task is not None
-        pump = asyncio.create_task(self._pump_progress(channel))
+        channel.driving = True
+        if channel.progress:
+            self._start_pump(channel)
         try:
-            ask = asyncio.ensure_future(channel.asks.get())
-            try:
-                await asyncio.wait({task, ask}, return_when=asyncio.FIRST_COMPLETED)
-            finally:
-                if not ask.done():
-                    ask.cancel()
+            if channel.asks:
+                return self._park(channel, channel.asks.pop(0))
             if not task.done():
-                return self._park(channel, ask.result())
+                waiter = channel.waiter = asyncio.get_running_loop().create_future()
+                wake = functools.partial(_wake, waiter)
+                task.add_done_callback(wake)
+                try:
+                    ask = await waiter
+                finally:
+                    channel.waiter = None
+                    task.remove_done_callback(wake)
+                if ask is not None and not task.done():
+                    return self._park(channel, ask)
+                if ask is not None:
+                    channel.asks.insert(0, ask)
         except asyncio.CancelledError:
             channel.cancel.cancel("the MCP client cancelled the request", by_user=True)
             self._keep(task)
             raise
         finally:
-            pump.cancel()
+            channel.driving = False
+            if channel.pump is not None:
+                channel.pump.cancel()
+                channel.pump = None
         await self._flush_progress(channel)
         return self._result(task.result())
 
@@ -562,7 +590,9 @@ class ToolServer:
         if isinstance(event, ToolProgress):
             channel = self._channels.get(event.call_id)
             if channel is not None:
-                channel.progress.put_nowait(event.update)
+                channel.progress.append(event.update)
+                if channel.driving and channel.pump is None:
+                    self._start_pump(channel)
         elif isinstance(event, RuntimeNotice):
             if event.kind in LIST_CHANGING:
                 self._check_soon()
@@ -610,16 +640,23 @@ class ToolServer:
         except Exception as exc:
             log.debug("could not send progress for %s: %s", channel.call_id, exc)
 
+    def _start_pump(self, channel: CallChannel) -> None:
+        channel.pump = asyncio.get_running_loop().create_task(self._pump_progress(channel))
+
     async def _pump_progress(self, channel: CallChannel) -> None:
-        while True:
-            update = await channel.progress.get()
-            await self._send_progress(channel, update)
+        """Send what is queued, then end (the next progress starts a new pump)."""
+        try:
+            while channel.progress:
+                await self._send_progress(channel, channel.progress.pop(0))
+        finally:
+            if channel.pump is asyncio.current_task():
+                channel.pump = None
 
     async def _flush_progress(self, channel: CallChannel) -> None:
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(FLUSH_SECONDS):
-                while not channel.progress.empty():
-                    await self._send_progress(channel, channel.progress.get_nowait())
+                while channel.progress:
+                    await self._send_progress(channel, channel.progress.pop(0))
 
     # -- shutdown ------------------------------------------------------------------------
 
@@ -635,3 +672,9 @@ class ToolServer:
             channel.cancel.cancel("deftly serve is shutting down")
         if self._background:
             await asyncio.wait(self._background, timeout=10.0)
+
+
+def _wake(waiter: asyncio.Future[_Ask | None], task: asyncio.Task[CallResult]) -> None:
+    """The call ended: wake the request waiting for it."""
+    if not waiter.done():
+        waiter.set_result(None)
