@@ -13,15 +13,13 @@ import signal
 import socket
 from collections.abc import Callable, Iterator
 
-import anyio
 import uvicorn
 from mcp.server.stdio import stdio_server
-from mcp.shared.message import SessionMessage
 from starlette.types import ASGIApp
 
 from deftly.serve.http_auth import BearerGate
 from deftly.serve.server import ToolServer
-from deftly.serve.undecodable import answer_undecodable
+from deftly.serve.undecodable import AnsweringUndecodable
 
 HTTP_PATH = "/mcp"
 
@@ -56,11 +54,8 @@ async def serve_stdio(server: ToolServer) -> bool:
 
     async def run() -> None:
         async with stdio_server() as (read, write):
-            checked_send, checked = anyio.create_memory_object_stream[SessionMessage | Exception]()
-            async with anyio.create_task_group() as group, checked:
-                group.start_soon(answer_undecodable, read, checked_send, write)
-                await lowlevel.run(checked, write, lowlevel.create_initialization_options())
-                group.cancel_scope.cancel()
+            checked = AnsweringUndecodable(read, write)
+            await lowlevel.run(checked, write, lowlevel.create_initialization_options())
 
     serving = asyncio.create_task(run())
     stop = asyncio.Event()

@@ -14,6 +14,7 @@ from typing import Any
 
 import anyio
 import mcp.types as mt
+from anyio.abc import ObjectReceiveStream, ObjectSendStream
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
@@ -54,27 +55,66 @@ def _input_text(exc: ValidationError) -> str | None:
     return None
 
 
+def _answer_for(item: SessionMessage | Exception) -> SessionMessage | None:
+    """The JSON-RPC error that answers `item`, when it is a request that did not decode
+    but whose id and method can still be read; None to pass it on as it is."""
+    if not isinstance(item, ValidationError):
+        return None
+    text = _input_text(item)
+    problem = _problem(item)
+    if text is None or problem is None:
+        return None
+    request_id, method = envelope(text)
+    if request_id is None or method is None:
+        return None
+    code, message = problem
+    error = mt.JSONRPCError(
+        jsonrpc="2.0",
+        id=request_id,
+        error=mt.ErrorData(code=code, message=f"{method}: {message}"),
+    )
+    return SessionMessage(error)
+
+
+class AnsweringUndecodable(ObjectReceiveStream[SessionMessage | Exception]):
+    """The transport's receive stream, answering (through `reply.send`) the requests that
+    did not decode but whose id can still be read, and passing the rest on. Checked as
+    each message is received: no task or stream of its own between transport and server."""
+
+    def __init__(
+        self,
+        incoming: ObjectReceiveStream[SessionMessage | Exception],
+        reply: ObjectSendStream[SessionMessage],
+    ) -> None:
+        self._incoming = incoming
+        self._reply = reply
+
+    async def receive(self) -> SessionMessage | Exception:
+        """The next message the server should see."""
+        while True:
+            item = await self._incoming.receive()
+            answer = _answer_for(item)
+            if answer is None:
+                return item
+            await self._reply.send(answer)
+
+    async def aclose(self) -> None:
+        """Close the transport's stream."""
+        await self._incoming.aclose()
+
+
 async def answer_undecodable(
     incoming: AsyncIterator[SessionMessage | Exception],
     outgoing: anyio.abc.ObjectSendStream[SessionMessage | Exception],
     reply: Any,
 ) -> None:
     """Pass `incoming` on to `outgoing`, answering (through `reply.send`) the requests that
-    did not decode but whose id can still be read."""
+    did not decode but whose id can still be read (for transports that push into a
+    stream; stdio uses `AnsweringUndecodable`)."""
     async with outgoing:
         async for item in incoming:
-            if isinstance(item, ValidationError):
-                text = _input_text(item)
-                problem = _problem(item)
-                if text is not None and problem is not None:
-                    request_id, method = envelope(text)
-                    if request_id is not None and method is not None:
-                        code, message = problem
-                        error = mt.JSONRPCError(
-                            jsonrpc="2.0",
-                            id=request_id,
-                            error=mt.ErrorData(code=code, message=f"{method}: {message}"),
-                        )
-                        await reply.send(SessionMessage(error))
-                        continue
+            answer = _answer_for(item)
+            if answer is not None:
+                await reply.send(answer)
+                continue
             await outgoing.send(item)
