@@ -67,6 +67,7 @@ class SingleFileTool(FileTool[P]):
     ReadMediaFile)."""
 
     action: ClassVar[Action]
+    _known_stat: tuple[Path, FileStat] | None = None
     inline_max_bytes: ClassVar[int] = 0
     """Files up to this size are worked on in the event loop's thread, not a worker's
     (0: always in a worker). Only for work bounded by the file's size."""
@@ -104,20 +105,30 @@ class SingleFileTool(FileTool[P]):
         )
 
     async def _in_thread(self, raw: str, path: Path, work: Work, ctx: ToolContext) -> ToolResult:
-        if self._small_enough(path):
+        st = self._small_enough(path)
+        if st is None:
+            return await asyncio.to_thread(self.run_work, raw, path, work)
+        # On the loop's thread, with no await until `work` is done: `regular_file` takes
+        # this stat instead of a second one of its own.
+        self._known_stat = (path, st)
+        try:
             return self.run_work(raw, path, work)
-        return await asyncio.to_thread(self.run_work, raw, path, work)
+        finally:
+            self._known_stat = None
 
-    def _small_enough(self, path: Path) -> bool:
-        """Whether the work on `path` is quick enough to run on the event loop: the hop
-        to a worker thread costs more than reading a small regular file does."""
+    def _small_enough(self, path: Path) -> FileStat | None:
+        """The stat of `path` when the work on it is quick enough to run on the event loop
+        (the hop to a worker thread costs more than reading a small regular file does);
+        None when it goes to a worker."""
         if self.inline_max_bytes <= 0:
-            return False
+            return None
         try:
             st = self.env.stat(path)
         except OSError:
-            return False  # the worker reports it, with the usual message
-        return stat.S_ISREG(st.st_mode) and st.st_size <= self.inline_max_bytes
+            return None  # the worker reports it, with the usual message
+        if stat.S_ISREG(st.st_mode) and st.st_size <= self.inline_max_bytes:
+            return st
+        return None
 
     def run_work(self, raw: str, path: Path, work: Work) -> ToolResult:
         """Run `work` on `path` in this thread; its failures become error results that
@@ -146,6 +157,10 @@ class SingleFileTool(FileTool[P]):
         """The stat of `path`, a regular file. FileNotFoundError when it or a directory on
         its way does not exist; FileToolFailed with `directory` when it is a directory,
         with `special` when it is a device, socket or pipe."""
+        known = self._known_stat
+        if known is not None and known[0] is path:
+            self._known_stat = None  # taken once: a second look stats afresh
+            return known[1]  # a regular file, checked by `_small_enough` just now
         try:
             st = self.env.stat(path)
         except NotADirectoryError:
