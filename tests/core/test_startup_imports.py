@@ -151,13 +151,14 @@ def test_help_and_version_import_no_runtime_and_no_pydantic(
     assert _tops(modules) & libraries == set()
 
 
-def test_deftly_tools_imports_neither_mcp_nor_the_model_sdks_nor_the_agent(
+def test_deftly_tools_imports_neither_mcp_nor_rich_nor_the_model_sdks_nor_the_agent(
     tmp_path: Path,
 ) -> None:
     (tmp_path / "ws").mkdir()
     modules = _modules_after(_command("tools", "--json", "-w", str(tmp_path / "ws")), tmp_path)
     tops = _tops(modules)
-    assert tops & (MODEL_SDKS | SERVING | {"prompt_toolkit", "pygments"}) == set()
+    # rich too: JSON on stdout and no diagnostics need no console.
+    assert tops & (MODEL_SDKS | SERVING | {"prompt_toolkit", "pygments", "rich"}) == set()
     assert tops & ON_FIRST_USE == set()
     above = ("deftly.agent", "deftly.providers", "deftly.serve", "deftly.scale")
     assert not {m for m in modules if m.startswith(above)}
@@ -167,3 +168,19 @@ def test_deftly_tools_imports_neither_mcp_nor_the_model_sdks_nor_the_agent(
         "deftly.cli.render",
         "deftly.cli.trust_question",
     } & modules == set()
+
+
+def test_the_lazy_consoles_print_and_an_error_line_still_reaches_stderr(tmp_path: Path) -> None:
+    """`out` and `err` are made on first use; what is printed through them arrives."""
+    done = subprocess.run(
+        [sys.executable, "-m", "deftly.cli", "call", "Read", "--mode", "bogus", "-w", tmp_path],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(COLUMNS="100"),
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "deftly: unknown mode 'bogus'; use manual, yolo or auto" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -9,13 +9,13 @@ import signal
 import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from deftly.policy.approval import Approver
     from deftly.runtime import Runtime
 
@@ -24,8 +24,38 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-out = Console()
-err = Console(stderr=True)
+
+class _LazyConsole:
+    """A rich Console made on its first use: rich costs ~25 ms to import, and
+    `deftly tools --json` or `deftly serve` may never print through one."""
+
+    def __init__(self, **options: Any) -> None:
+        self._options = options
+        self._console: Console | None = None
+
+    def _made(self) -> Console:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(**self._options)
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("_options", "_console"):  # not set yet (a copy being made)
+            raise AttributeError(name)
+        return getattr(self._made(), name)
+
+
+out = cast("Console", _LazyConsole())
+err = cast("Console", _LazyConsole(stderr=True))
+
+
+def escape(markup: str) -> str:
+    """rich's markup escape, with rich imported only when something is printed."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(markup)
+
 
 WorkspaceOpt = Annotated[
     Path,

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.text import Text
 
 from deftly.cli.common import (
     JsonOpt,
@@ -242,7 +241,9 @@ async def serve(
         banner = f"deftly serve: {len(server.tool_definitions())} tools for {rt.workspace_path}"
 
         def announce(where: str) -> None:
-            err.print(f"{banner} {where}", highlight=False, soft_wrap=True)
+            # Plain text (no rich console to import, no markup read in the path)
+            sys.stderr.write(f"{banner} {where}\n")
+            sys.stderr.flush()
 
         try:
             if transport is Transport.stdio:
@@ -322,6 +323,8 @@ _STATE_STYLE = {
 
 
 def _print_status(status: ServerStatus) -> None:
+    from rich.text import Text
+
     style = _STATE_STYLE.get(status.state, "")
     head = Text()
     head.append(status.name, style="bold cyan")

@@ -10,14 +10,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
 from deftly.cli.common import (
     JsonOpt,
     TrustOpt,
     WorkspaceOpt,
     build_runtime,
+    escape,
     print_diagnostics,
     run_async,
 )
@@ -84,6 +83,7 @@ def show(runtime: Runtime, as_json: bool) -> None:
         data = {"mode": str(runtime.mode), "rules": rules, "hooks": hooks, "warnings": warnings}
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
         return
+    from rich.console import Console
     from rich.table import Table
 
     console = Console()

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 
 from deftly.cli.common import (
     USAGE_ERROR,
@@ -32,6 +31,8 @@ from deftly.cli.common import (
 )
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from deftly.agent import Agent
     from deftly.agent.events import AgentEvent
     from deftly.cli.run_live import LiveRenderer
@@ -110,6 +111,8 @@ def run_command(
     text = None if watch and prompt is None else _prompt_text(prompt, as_json)
     interactive = text is None and not watch
     session = _pick_session(workspace, continue_, resume)
+    from rich.console import Console
+
     from deftly.cli.approver import TerminalApprover
     from deftly.cli.render import stream_output
     from deftly.cli.run_render import JsonRenderer, PrintRenderer
@@ -205,6 +208,8 @@ def _answer_at_terminal(
     when stdin and stdout are terminals (not with --json; the answers' lines then go to
     stderr with the other activity); else nobody does, so the tool is not offered. Its
     questions and the approvals take turns at the terminal."""
+    from rich.console import Console
+
     from deftly.cli.run_question import TerminalAnswerer
 
     if interactive:

@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
 
 import typer
-from rich.markup import escape
 
-from deftly.cli.common import JsonOpt, TrustOpt, WorkspaceOpt, err, out
+from deftly.cli.common import JsonOpt, TrustOpt, WorkspaceOpt, err, escape, out
 
 if TYPE_CHECKING:
     from deftly.features.skills import Skill, SkillService, Trigger

@@ -13,9 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.markup import escape
 
-from deftly.cli.common import JsonOpt, err, fail, out
+from deftly.cli.common import JsonOpt, err, escape, fail, out
 
 if TYPE_CHECKING:
     from deftly.config.trust import TrustStore
