@@ -22,7 +22,7 @@ APPROVALS_KEY = "permissions.session_approvals"
 class SessionApprovalsState(BaseModel):
     """The rules a person approved for this session, oldest first."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
     rules: list[str] = []
 
 

@@ -23,7 +23,7 @@ MAIN_ONLY = (
 class CronJob(BaseModel):
     """One scheduled prompt. Times are epoch seconds."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
     id: str = ""
     cron: str = ""
     prompt: str = ""
@@ -42,7 +42,7 @@ class CronJob(BaseModel):
 class CronJobs(BaseModel):
     """What the session store keeps: the jobs, in the order they were created."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
     jobs: list[CronJob] = []
 
 

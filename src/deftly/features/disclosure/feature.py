@@ -49,7 +49,7 @@ class DisclosureFeature(Feature):
 class LoadedTools(BaseModel):
     """The deferred tools one agent loaded, as kept in the session store."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
     names: list[str] = []
 
 

@@ -21,7 +21,7 @@ STORE_KEY = "goal"
 class Goal(BaseModel):
     """One goal: what to reach, how to tell, where it stands and what it may spend."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
     goal_id: str
     objective: str
     completion_criterion: str | None = None
@@ -40,7 +40,7 @@ class Goal(BaseModel):
 class GoalState(BaseModel):
     """The store value: the current goal, or none."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
     goal: Goal | None = None
 
 

@@ -44,7 +44,7 @@ class PlanFeature(Feature):
 class PlanState(BaseModel):
     """One agent's plan mode as kept in the session store."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
     active: bool = False
     plan_path: str | None = None
     next_number: int = 1

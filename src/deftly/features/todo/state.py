@@ -23,7 +23,7 @@ TodoStatus: TypeAlias = Literal["pending", "in_progress", "done"]
 class TodoEntry(BaseModel):
     """One item of the list as kept: what to do, and how far it is."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
     title: str = ""
     status: TodoStatus = "pending"
 
@@ -31,7 +31,7 @@ class TodoEntry(BaseModel):
 class TodoState(BaseModel):
     """What the session store keeps for one agent's list."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
     items: list[TodoEntry] = []
     steps: int = 0
     """Model steps the agent has finished so far (counted by the agent loop)."""
