@@ -161,6 +161,7 @@ class ReadTool(TrackedFileTool[ReadParams]):
             sniff = self._check_kind(raw, path, header, before.st_size)
             note_extra: list[str] = []
             source: BufferedIOBase
+            content: BufferedIOBase = handle  # the file's own bytes (for the digest)
             if sniff.is_utf16:
                 transcoded = self._transcode(raw, handle, sniff, before.st_size)
                 source, size = transcoded, len(transcoded.getbuffer())
@@ -171,9 +172,11 @@ class ReadTool(TrackedFileTool[ReadParams]):
                 )
             else:
                 source, size = handle, before.st_size
+                if size <= len(header):  # all of it is read already: work in memory
+                    source = content = io.BytesIO(header)
                 key = (before.st_dev, before.st_ino, before.st_size, before.st_mtime_ns)
             outcome = self._window(raw, source, size, key, args)
-            digest = self._digest(path, handle, before)
+            digest = self._digest(path, content, before)
             after = self.env.stat_handle(handle)
         if (after.st_size, after.st_mtime_ns) != (before.st_size, before.st_mtime_ns):
             raise FileToolFailed(
