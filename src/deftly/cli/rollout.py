@@ -4,6 +4,7 @@ finishes. Kept light at import: the rollout package loads when the command runs.
 
 from __future__ import annotations
 
+import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -190,6 +191,10 @@ class RolloutArgs:
 
 def rollout(args: RolloutArgs) -> int:
     """Run the rollout the command line describes; its exit status."""
+    # A shell starts background jobs (`deftly rollout ... &`, CI scripts) with SIGINT
+    # ignored, and Python then never raises KeyboardInterrupt: SIGINT must stop a rollout
+    # (every task and its processes) however it was started.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     from deftly.scale.cluster import RayUnavailable
     from deftly.scale.rollout.driver import run_rollout
     from deftly.scale.rollout.progress import Progress
