@@ -60,29 +60,23 @@ def LONG_CALL(marker: Path) -> tuple[str, dict[str, Any]]:
 
 @asynccontextmanager
 async def http_serve(
-    workspace: Path, *args: str, permission: str = "auto", token: str = ""
+    workspace: Path | None,
+    *args: str,
+    permission: str = "auto",
+    token: str = "",
+    cwd: Path | None = None,
 ) -> AsyncIterator[tuple[str, subprocess.Popen[str]]]:
-    """`deftly serve --transport http --port 0` (with DEFTLY_SERVE_TOKEN=`token`); yields
-    its URL; stops it with SIGTERM."""
+    """`deftly serve --transport http --port 0` (with DEFTLY_SERVE_TOKEN=`token`; without
+    `-w` when `workspace` is None, started in `cwd`); yields its URL; stops it with SIGTERM."""
+    where = ["-w", str(workspace)] if workspace is not None else []
     proc = subprocess.Popen(
-        [
-            DEFTLY,
-            "serve",
-            "-w",
-            str(workspace),
-            "--mode",
-            permission,
-            "-t",
-            "http",
-            "--port",
-            "0",
-            *args,
-        ],
+        [DEFTLY, "serve", *where, "--mode", permission, "-t", "http", "--port", "0", *args],
         env=subprocess_env(DEFTLY_SERVE_TOKEN=token),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        cwd=cwd,
     )
     assert proc.stderr is not None
     url = None

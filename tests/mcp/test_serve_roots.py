@@ -5,22 +5,31 @@
   moves the workspace (the client hears `tools/list_changed`); a root that names no
   directory is ignored with a notice;
 - with `--workspace`, a root outside it is reported and gives no access;
-- a client without roots keeps the current directory.
+- a client without roots keeps the current directory;
+- a 2026-07-28 client (which has no notifications) is asked inside its first tool call, by
+  an `InputRequiredResult` the SDK client answers through its `list_roots_callback` and
+  retries, once per server; calls made meanwhile wait for the answer;
+- all of this over streamable HTTP too, in both protocol eras.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+import httpx2
 import mcp.types as mt
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from tests.conftest import subprocess_env
 from tests.mcp.conftest import DEFTLY
-from tests.mcp.test_serve import text_of
+from tests.mcp.test_serve import http_serve, text_of
 
 pytestmark = pytest.mark.filterwarnings("ignore:The roots capability is deprecated")
 
@@ -131,5 +140,124 @@ async def test_with_workspace_roots_outside_are_reported_not_used(tmp_path: Path
 async def test_a_client_without_roots_keeps_the_current_directory(tmp_path: Path) -> None:
     start, _, _ = _folders(tmp_path)
     async with Client(_params(start), mode="legacy") as client:
+        result = await client.call_tool("Read", {"path": "start.txt"})
+        assert not result.is_error and "in start" in text_of(result)
+
+
+Era = Literal["legacy", "auto"]
+ListRoots = Callable[[Any], Any]
+
+
+@asynccontextmanager
+async def _over_stdio(
+    cwd: Path, era: Era, list_roots: ListRoots, *args: str
+) -> AsyncIterator[tuple[Client, list[str]]]:
+    async with Client(_params(cwd, *args), mode=era, list_roots_callback=list_roots) as client:
+        yield client, []  # (what serve prints goes to the test's stderr)
+
+
+@asynccontextmanager
+async def _over_http(
+    cwd: Path, era: Era, list_roots: ListRoots, *args: str
+) -> AsyncIterator[tuple[Client, list[str]]]:
+    printed: list[str] = []
+    workspace = Path(args[1]) if args[:1] == ("-w",) else None
+    async with http_serve(workspace, cwd=cwd) as (url, proc):
+        async with (
+            httpx2.AsyncClient() as http,
+            Client(
+                streamable_http_client(url, http_client=http),
+                mode=era,
+                list_roots_callback=list_roots,
+            ) as client,
+        ):
+            yield client, printed
+        proc.terminate()
+        assert proc.stderr is not None
+        printed.append(proc.stderr.read())
+
+
+Connect = Callable[..., AbstractAsyncContextManager[tuple[Client, list[str]]]]
+WAYS = [
+    pytest.param(_over_stdio, "auto", id="stdio-2026"),
+    pytest.param(_over_http, "auto", id="http-2026"),
+    pytest.param(_over_http, "legacy", id="http-2025"),
+]
+
+
+class Asked:
+    """A client's `list_roots_callback` that counts how often it was asked."""
+
+    def __init__(self, *roots: Path) -> None:
+        self.roots = list(roots)
+        self.times = 0
+
+    async def __call__(self, ctx: Any) -> mt.ListRootsResult:
+        self.times += 1
+        return mt.ListRootsResult(roots=[mt.Root(uri=p.as_uri()) for p in self.roots])
+
+
+@pytest.mark.parametrize(("connect", "era"), WAYS)
+async def test_the_first_root_is_the_workspace_in_every_era_and_transport(
+    connect: Connect, era: Era, tmp_path: Path
+) -> None:
+    start, first, second = _folders(tmp_path)
+    asked = Asked(first, second)
+    async with connect(start, era, asked) as (client, _):
+        modern = client.protocol_version in MODERN_PROTOCOL_VERSIONS
+        assert modern == (era == "auto")
+        # made together, before the roots are known: every one runs in the first root
+        here, again = await asyncio.gather(
+            client.call_tool("Read", {"path": "first.txt"}),
+            client.call_tool("Read", {"path": "first.txt"}),
+        )
+        for result in (here, again):
+            assert not result.is_error, text_of(result)
+            assert "in first" in text_of(result)
+        extra = await client.call_tool("Read", {"path": str(second / "second.txt")})
+        assert not extra.is_error, text_of(extra)  # the second root: an additional directory
+        away = await client.call_tool("Read", {"path": "start.txt"})
+        assert away.is_error, text_of(away)  # relative paths no longer mean the start folder
+        assert asked.times == 1  # asked once, not once per call
+
+
+@pytest.mark.parametrize(("connect", "era"), WAYS)
+async def test_with_workspace_roots_outside_are_reported_in_every_era(
+    connect: Connect, era: Era, tmp_path: Path
+) -> None:
+    start, first, _ = _folders(tmp_path)
+    asked = Asked(first)
+    async with connect(tmp_path, era, asked, "-w", str(start)) as (client, printed):
+        refused = await client.call_tool("Read", {"path": "../first/first.txt"})
+        assert refused.is_error and "outside the workspace" in text_of(refused)
+        ok = await client.call_tool("Read", {"path": "start.txt"})
+        assert not ok.is_error, text_of(ok)
+        if era == "auto":
+            assert asked.times == 1  # asked in the first call, to report what lies outside
+    if connect is _over_http:
+        [stderr] = printed
+        assert f"the client's roots {first} are outside the workspace {start}" in stderr
+
+
+async def test_a_2026_client_without_roots_is_not_asked(tmp_path: Path) -> None:
+    start, _, _ = _folders(tmp_path)
+    async with Client(_params(start)) as client:
+        assert client.protocol_version in MODERN_PROTOCOL_VERSIONS
+        result = await client.call_tool("Read", {"path": "start.txt"})
+        assert not result.is_error and "in start" in text_of(result)
+
+
+async def test_a_2026_client_that_cannot_list_its_roots_keeps_the_start_folder(
+    tmp_path: Path,
+) -> None:
+    start, _, _ = _folders(tmp_path)
+
+    async def refuse(ctx: Any) -> mt.ErrorData:
+        return mt.ErrorData(code=mt.INVALID_REQUEST, message="no roots today")
+
+    async with Client(_params(start), list_roots_callback=refuse) as client:
+        with pytest.raises(Exception, match="no roots today"):
+            await client.call_tool("Read", {"path": "start.txt"})
+        # not asked again: the next call runs where serve started
         result = await client.call_tool("Read", {"path": "start.txt"})
         assert not result.is_error and "in start" in text_of(result)

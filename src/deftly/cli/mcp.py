@@ -237,7 +237,7 @@ async def serve(
             greet=server.seen,
         )
         follower.install(server.server)
-        server.before_call = follower.wait_ready
+        server.preflight = follower
         banner = f"deftly serve: {len(server.tool_definitions())} tools for {rt.workspace_path}"
 
         def announce(where: str) -> None:

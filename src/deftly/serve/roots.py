@@ -9,20 +9,22 @@ used to widen access. A client that declares no roots keeps the current director
 Tool calls that arrive before the roots are known wait for them (`ready`, bounded), so a
 call never runs in the wrong workspace; `tools/list` never waits.
 
-2026-07-28 clients are not asked: that protocol removes `notifications/initialized` and
-`notifications/roots/list_changed` (no client-to-server notifications at all), and roots
-are deprecated (SEP-2577), so there is no moment to ask and no word when they change. The
-only way left is a `roots/list` embedded in an `InputRequiredResult` of a tool call (the
-SDK client answers it through its `list_roots_callback` and retries); it is not used yet,
-because it makes a call's first answer a round trip and still hears no later change. Such
-a client keeps the `--workspace` (or the current directory) it was served with.
+2026-07-28 clients cannot be asked that way: that protocol has no client-to-server
+notifications (no `notifications/initialized`, no `roots/list_changed`) and no requests
+from server to client. So such a client is asked inside its first tool call: the call
+answers an `InputRequiredResult` holding a `roots/list` request, the client retries it with
+its roots (the SDK client answers through its `list_roots_callback`), and the call runs
+where they say. That is one extra round trip, once per `deftly serve` process. The
+protocol gives no word when the roots change afterwards (roots are deprecated there,
+SEP-2577), so they are not asked again: restart `deftly serve` to move such a client.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,6 +41,8 @@ ASK_SECONDS = 10.0
 """How long the client may take to answer `roots/list`."""
 WAIT_SECONDS = 15.0
 """How long a tool call waits for the roots to be known before it runs anyway."""
+ROOTS_KEY = "roots"
+"""The key of the `roots/list` request inside a tool call's `InputRequiredResult`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,10 +87,10 @@ Tell = Callable[[str, str, mt.LoggingLevel], None]
 
 
 class RootsFollower:
-    """Asks the client for its roots when it is ready and when they change, and hands the
-    answer to `apply` (without `--workspace`) or reports the roots outside `fixed` (with
-    it). `ready` is set once the first answer is applied, or at once when there is none to
-    wait for."""
+    """Asks the client for its roots when it is ready and when they change (or, for a
+    2026-07-28 client, in its first tool call: a `CallPreflight`), and hands the answer to
+    `apply` (without `--workspace`) or reports the roots outside `fixed` (with it). `ready`
+    is set once the first answer is applied, or at once when there is none to wait for."""
 
     def __init__(
         self,
@@ -105,6 +109,8 @@ class RootsFollower:
         self.ready = asyncio.Event()
         self._lock = asyncio.Lock()
         self._tasks: set[asyncio.Task[None]] = set()
+        self._asked_in_call: asyncio.Event | None = None
+        """Set when a 2026-07-28 client was asked in a call (once), and again once it answered."""
 
     def install(self, server: Any) -> None:
         """Register the two notification handlers on the SDK's low-level server."""
@@ -134,16 +140,20 @@ class RootsFollower:
                 self.tell(ROOTS_LOGGER, f"could not list the client's roots: {exc}", "warning")
                 self.ready.set()
                 return
-            roots = read_roots(result)
-            for what in roots.ignored:
-                self.tell(ROOTS_LOGGER, f"root ignored: {what}", "notice")
-            try:
-                await self._act(roots)
-            except Exception as exc:
-                log.warning("could not use the client's roots", exc_info=exc)
-                self.tell(ROOTS_LOGGER, f"could not use the client's roots: {exc}", "error")
-            finally:
-                self.ready.set()
+            await self._use(result)
+
+    async def _use(self, result: mt.ListRootsResult) -> None:
+        """Act on one `roots/list` answer (under the lock); `ready` whatever happens."""
+        roots = read_roots(result)
+        for what in roots.ignored:
+            self.tell(ROOTS_LOGGER, f"root ignored: {what}", "notice")
+        try:
+            await self._act(roots)
+        except Exception as exc:
+            log.warning("could not use the client's roots", exc_info=exc)
+            self.tell(ROOTS_LOGGER, f"could not use the client's roots: {exc}", "error")
+        finally:
+            self.ready.set()
 
     async def _act(self, roots: Roots) -> None:
         if self.fixed is None:
@@ -161,12 +171,44 @@ class RootsFollower:
             self.tell(ROOTS_LOGGER, message, "warning")
             self.warn(f"deftly serve: {message}")
 
+    async def needs(self, ctx: ServerRequestContext[Any]) -> dict[str, mt.InputRequest] | None:
+        """Before a tool call (`CallPreflight`): a 2026-07-28 client that declared roots and
+        was not asked yet is asked now; any other call waits (bounded) until the roots asked
+        for are known, then runs."""
+        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            await self.wait_ready(ctx)
+            return None
+        asked = self._asked_in_call
+        if asked is None and client_has_roots(ctx):
+            asked = self._asked_in_call = asyncio.Event()
+            # a client that never retries must not hold the other calls for long
+            asyncio.get_running_loop().call_later(ASK_SECONDS, asked.set)
+            return {ROOTS_KEY: mt.ListRootsRequest()}
+        if asked is not None and not asked.is_set():
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(WAIT_SECONDS):
+                    await asked.wait()
+        return None
+
+    async def answered(
+        self, ctx: ServerRequestContext[Any], responses: Mapping[str, mt.InputResponse]
+    ) -> None:
+        """A 2026-07-28 client's retry, with its roots: act on them before the call runs."""
+        result = responses.get(ROOTS_KEY)
+        try:
+            if isinstance(result, mt.ListRootsResult):
+                async with self._lock:
+                    await self._use(result)
+            else:
+                self.tell(ROOTS_LOGGER, "the client retried without its roots", "warning")
+        finally:
+            if self._asked_in_call is not None:
+                self._asked_in_call.set()
+
     async def wait_ready(self, ctx: ServerRequestContext[Any]) -> None:
-        """Before a tool call: wait (bounded) until the roots are known (not with
-        `--workspace`, nor for 2026-07-28 clients, which have no roots to give)."""
+        """Before a handshake-era client's tool call: wait (bounded) until the roots are
+        known (not with `--workspace`)."""
         if self.ready.is_set() or self.fixed is not None:
-            return
-        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
             return
         try:
             async with asyncio.timeout(WAIT_SECONDS):

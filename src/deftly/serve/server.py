@@ -13,6 +13,9 @@ version the client speaks:
 - 2026-07-28 and later: the call answers `InputRequiredResult` (the question and an opaque
   `request_state`) and stays parked; the client retries with the user's answer and the same
   `request_state`, and the parked call continues where it stopped.
+
+The same retry carries what must be known before a call may run at all (a `CallPreflight`:
+`deftly serve` asks a 2026-07-28 client for its roots this way, in its first call).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import itertools
 import logging
 import secrets
 import warnings
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -291,6 +294,22 @@ class CallChannel:
         return value, total, message
 
 
+class CallPreflight(Protocol):
+    """What a tool call needs from the client before it runs (for `deftly serve`: the
+    client's roots, which say where the call runs)."""
+
+    async def needs(self, ctx: ServerRequestContext[Any]) -> dict[str, mt.InputRequest] | None:
+        """The requests to embed in an `InputRequiredResult` before this call runs, or None
+        to run it now (after waiting, bounded, for anything already on its way)."""
+        ...
+
+    async def answered(
+        self, ctx: ServerRequestContext[Any], responses: Mapping[str, mt.InputResponse]
+    ) -> None:
+        """The client's answers to `needs`, given when it retries the call."""
+        ...
+
+
 @dataclass(eq=False)
 class _Parked:
     channel: CallChannel
@@ -319,6 +338,8 @@ class ToolServer:
         self._ids = itertools.count(1)
         self._channels: dict[str, CallChannel] = {}
         self._parked: dict[str, _Parked] = {}
+        self._preflights: dict[str, asyncio.TimerHandle] = {}
+        """The `request_state` of calls asked for their preflight answers, not retried yet."""
         self._background: set[asyncio.Task[Any]] = set()
         self.clients = Clients()
         """Who is connected: list changes and log messages go to them."""
@@ -331,8 +352,8 @@ class ToolServer:
         self._check_due = False
         self.on_first_request: Callable[[ServerRequestContext[Any]], None] | None = None
         """Called once, at the first client request."""
-        self.before_call: Callable[[ServerRequestContext[Any]], Awaitable[None]] | None = None
-        """Awaited before each new tool call (`deftly serve` waits there for the roots)."""
+        self.preflight: CallPreflight | None = None
+        """Asked before each new tool call (`deftly serve`: the client's roots)."""
         if approver is not None:
             approver.bind(self._channels.get)
         if answerer is not None:
@@ -478,10 +499,17 @@ class ToolServer:
         self, ctx: ServerRequestContext[Any], params: mt.CallToolRequestParams
     ) -> mt.CallToolResult | mt.InputRequiredResult:
         self.seen(ctx)
-        if params.request_state is not None:
+        state = params.request_state
+        if state is not None and state in self._preflights:
+            self._preflights.pop(state).cancel()
+            if self.preflight is not None:
+                await self.preflight.answered(ctx, params.input_responses or {})
+        elif state is not None:
             return await self._resume(ctx, params)
-        if self.before_call is not None:
-            await self.before_call(ctx)
+        elif self.preflight is not None:
+            needs = await self.preflight.needs(ctx)
+            if needs:
+                return self._ask_first(needs)
         channel = CallChannel(f"mcp_{next(self._ids)}", params.name, ctx)
         self._channels[channel.call_id] = channel
         channel.task = asyncio.create_task(self._run(channel, params.arguments))
@@ -530,6 +558,15 @@ class ToolServer:
                 channel.pump = None
         await self._flush_progress(channel)
         return self._result(task.result())
+
+    def _ask_first(self, needs: dict[str, mt.InputRequest]) -> mt.InputRequiredResult:
+        """Answer a call that cannot run yet with what it needs; its retry runs it."""
+        state = secrets.token_urlsafe(24)
+        loop = asyncio.get_running_loop()
+        self._preflights[state] = loop.call_later(
+            self.answer_timeout, self._preflights.pop, state, None
+        )
+        return mt.InputRequiredResult(input_requests=needs, request_state=state)
 
     def _park(self, channel: CallChannel, ask: _Ask) -> mt.InputRequiredResult:
         state = secrets.token_urlsafe(24)
@@ -668,6 +705,9 @@ class ToolServer:
         self._unsubscribe()
         for state in list(self._parked):
             self._expire(state)
+        for timer in self._preflights.values():
+            timer.cancel()
+        self._preflights.clear()
         for channel in list(self._channels.values()):
             channel.cancel.cancel("deftly serve is shutting down")
         if self._background:
