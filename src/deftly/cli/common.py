@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
 
 import typer
 
+from deftly.cli import startup
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -176,6 +178,7 @@ async def _stopped_by_signals(main: Callable[[], Coroutine[Any, Any, T]]) -> T:
 
     for signum in STOP_SIGNALS:
         loop.add_signal_handler(signum, stop, signum)
+    loop.call_soon(startup.resume)  # at the latest when the command first waits
     try:
         result = await main()
     except asyncio.CancelledError:
@@ -229,6 +232,7 @@ def build_runtime(
     )
     for path in mcp_config or ():
         runtime.add_mcp_config(path)
+    startup.resume()  # the heavy imports are done
     return runtime
 
 

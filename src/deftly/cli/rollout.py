@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from deftly.cli import startup
 from deftly.cli.common import McpConfigOpt, ModeOpt, TrustOpt, YesOpt, fail
 
 if TYPE_CHECKING:
@@ -195,6 +196,7 @@ def rollout(args: RolloutArgs) -> int:
     # ignored, and Python then never raises KeyboardInterrupt: SIGINT must stop a rollout
     # (every task and its processes) however it was started.
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    startup.resume()  # the driver runs for as long as the tasks do
     from deftly.scale.cluster import RayUnavailable
     from deftly.scale.rollout.driver import run_rollout
     from deftly.scale.rollout.progress import Progress
