@@ -13,9 +13,9 @@ from wcmatch import glob as wcglob
 from deftly.contract import RuleMatch
 from deftly.policy import PathOp, Workspace, glob_matches, literal_rule, parse_rule
 from deftly.policy.rules import (
-    _PATH_MATCH_FLAGS,
     Rule,
     RuleSyntaxError,
+    _glob_flags,
     _path_variants,
     _pattern_variants,
     path_matches,
@@ -154,7 +154,7 @@ def test_the_fast_path_agrees_with_wcmatch(
     path = "/ws/" + "/".join(subject)
     cwd, home = Path("/ws"), Path("/home/u")
     expected = any(
-        wcglob.globmatch(s, p, flags=_PATH_MATCH_FLAGS)
+        wcglob.globmatch(s, p, flags=_glob_flags(paths=True))
         for s in _path_variants(path, cwd, home)
         for p in _pattern_variants(text, cwd, home)
     )

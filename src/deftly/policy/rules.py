@@ -17,22 +17,38 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-
-from wcmatch import fnmatch as wcfnmatch
-from wcmatch import glob as wcglob
+from types import ModuleType
 
 from deftly.contract.errors import DeftlyError
 from deftly.contract.tool import RuleMatch
 from deftly.policy.paths import ResolvedPath, real_path
 
 _SPECIAL = frozenset("\\*?[]{}()!+@|")
-_GLOB_FLAGS = wcglob.GLOBSTAR | wcglob.BRACE | wcglob.EXTGLOB | wcglob.FORCEUNIX
-_PATH_FLAGS = _GLOB_FLAGS | wcglob.IGNORECASE
-_PATH_MATCH_FLAGS = _PATH_FLAGS | wcglob.DOTGLOB
 _NAME_MAGIC = frozenset("*?[]{}")
 _PREFILTER_UNSAFE = frozenset("[]{}()|\\!+@")
-_TEXT_FLAGS = wcfnmatch.BRACE | wcfnmatch.EXTMATCH | wcfnmatch.DOTMATCH | wcfnmatch.FORCEUNIX
 PREFIX_SUFFIX = ":*"
+
+
+def _wcglob() -> ModuleType:
+    # wcmatch takes ~10 ms to import, and a session whose rules never match a glob (no
+    # rules, or none that concerns its calls) never needs it: every use is cached.
+    from wcmatch import glob
+
+    return glob
+
+
+def _wcfnmatch() -> ModuleType:
+    from wcmatch import fnmatch
+
+    return fnmatch
+
+
+def _glob_flags(*, paths: bool = False) -> int:
+    """Tool names: `**`, braces, extglobs, `/` separators. Paths add: case-insensitive,
+    and `*` matches dot-files."""
+    g = _wcglob()
+    flags: int = g.GLOBSTAR | g.BRACE | g.EXTGLOB | g.FORCEUNIX
+    return flags | g.IGNORECASE | g.DOTGLOB if paths else flags
 
 
 class RuleSyntaxError(DeftlyError):
@@ -65,7 +81,7 @@ def _name_matches(pattern: str, name: str) -> bool:
         return True
     if not any(ch in _NAME_MAGIC for ch in pattern):
         return pattern == name
-    return _globmatch(name, pattern, _GLOB_FLAGS)
+    return _globmatch(name, pattern, _glob_flags())
 
 
 def parse_rule(text: str) -> Rule:
@@ -128,7 +144,7 @@ def _compiled(patterns: tuple[str, ...], flags: int, exact_end: bool = False) ->
     wcmatch lets any glob match with trailing slashes added (a directory path). For a
     command that would let `rm *` cover `rm -rf /`, so `exact_end` takes that out.
     """
-    include, _ = wcglob.translate(list(patterns), flags=flags)
+    include, _ = _wcglob().translate(list(patterns), flags=flags)
     if exact_end:
         include = [
             r[: -len(_OPTIONAL_TRAILING_SLASHES)] + ")$"
@@ -158,10 +174,13 @@ def prefix_form(pattern: str) -> str | None:
 def _text_regex(pattern: str, ignore_case: bool) -> re.Pattern[str]:
     """A text pattern as one regex: `*` and `?` match `/` too, braces and extglobs expand,
     and nothing is added at the end (`ls` never matches `ls/`, `rm x` never `rm x/`)."""
-    flags = _TEXT_FLAGS | (wcfnmatch.IGNORECASE if ignore_case else 0)
+    fn = _wcfnmatch()
+    flags: int = fn.BRACE | fn.EXTMATCH | fn.DOTMATCH | fn.FORCEUNIX
+    if ignore_case:
+        flags |= fn.IGNORECASE
     prefix = prefix_form(pattern)
     patterns = [prefix, prefix + " *"] if prefix is not None else [pattern]
-    include, _ = wcfnmatch.translate(patterns, flags=flags)
+    include, _ = fn.translate(patterns, flags=flags)
     return re.compile("|".join(f"(?:{regex})" for regex in include) or "(?!)")
 
 
@@ -235,7 +254,7 @@ def _path_pattern(
     cannot be told simply). The regexes of `**` globs are slow on long paths; most rules do
     not concern most calls, and substring tests say so in a fraction of the time."""
     variants = _pattern_variants(positive, cwd, home)
-    regex = _compiled(variants, _PATH_MATCH_FLAGS)
+    regex = _compiled(variants, _glob_flags(paths=True))
     needles: list[tuple[str, ...]] = []
     for variant in variants:
         if not variant.isascii() or any(ch in _PREFILTER_UNSAFE for ch in variant):

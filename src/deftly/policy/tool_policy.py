@@ -10,8 +10,6 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from wcmatch import fnmatch as wcfnmatch
-
 _MAGIC = frozenset("*?[]{}")
 MCP_PREFIX = "mcp__"
 
@@ -26,6 +24,8 @@ def has_glob(pattern: str) -> bool:
 
 def _listed(patterns: Iterable[str], name: str, source: Source) -> bool:
     if source == "mcp":
+        from wcmatch import fnmatch as wcfnmatch  # ~10 ms to import: only for MCP globs
+
         return any(
             p.startswith(MCP_PREFIX)
             and wcfnmatch.fnmatch(name, p, flags=wcfnmatch.BRACE | wcfnmatch.CASE)
