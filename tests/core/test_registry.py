@@ -226,3 +226,34 @@ async def test_tools_from_config_load_and_runtime_injection(
     assert entry is not None and isinstance(entry.tool, SleepTool)
     assert isinstance(entry.tool.workspace, Workspace) and entry.tool.workspace.root == workspace
     assert any("bad" in d.source for d in rt.diagnostics)
+
+
+def test_entry_points_are_read_once_and_again_after_an_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One read of every distribution serves each group; a package installed later (a new
+    dist-info folder on sys.path) is seen at the next look-up, one taken off sys.path goes."""
+    import importlib.metadata
+
+    from deftly.registry.entry_points import entry_points
+
+    reads: list[int] = []
+    read_all = importlib.metadata.entry_points
+    monkeypatch.setattr(importlib.metadata, "entry_points", lambda: reads.append(1) or read_all())
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert "late" not in entry_points("deftly.tools").names
+    assert "late" not in entry_points("deftly.skills").names
+    assert len(reads) == 1  # both groups from one read
+
+    dist = tmp_path / "late_pkg-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: late-pkg\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text(
+        "[deftly.tools]\nlate = late_pkg:tools\n[deftly.skills]\nlate = late_pkg\n"
+    )
+    assert "late" in entry_points("deftly.tools").names
+    assert "late" in entry_points("deftly.skills").names
+    assert len(reads) == 2
+
+    monkeypatch.undo()
+    assert "late" not in entry_points("deftly.tools").names

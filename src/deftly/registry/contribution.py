@@ -9,7 +9,6 @@ entry-point group `deftly.tools`; a profile may also name tools as "module:Class
 from __future__ import annotations
 
 import importlib
-import importlib.metadata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -17,6 +16,7 @@ from typing import Any
 from deftly.contract.diagnostics import Diagnostic
 from deftly.contract.errors import ToolLoadError
 from deftly.contract.tool import BaseTool
+from deftly.registry.entry_points import entry_points
 from deftly.registry.registry import Disclosure, Source
 from deftly.registry.services import Services
 
@@ -108,7 +108,7 @@ def load_tool_path(path: str) -> ToolContribution:
 def entry_point_contributions(diagnostics: list[Diagnostic]) -> list[ToolContribution]:
     """Tools contributed by installed packages; a broken plugin becomes a diagnostic."""
     out: list[ToolContribution] = []
-    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
         origin = f"plugin {ep.name} ({ep.value})"
         try:
             found = _as_contributions(ep.load(), origin)

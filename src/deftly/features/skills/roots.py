@@ -17,7 +17,6 @@ point deftly at the user's files); `[skills] extra_dirs` names such a folder on 
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
 import types
 from collections.abc import Iterable, Sequence
@@ -25,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from deftly.features.skills.model import SkillSource, SkippedSkill
+from deftly.registry.entry_points import entry_points as installed_entry_points
 
 ENTRY_POINT_GROUP = "deftly.skills"
 PROJECT_DIRS = (".deftly/skills", ".agents/skills", ".claude/skills")
@@ -158,9 +158,7 @@ def package_dirs(skipped: list[SkippedSkill]) -> list[tuple[Path, str]]:
     """
     found: list[tuple[Path, str]] = []
     try:
-        entry_points = sorted(
-            importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name
-        )
+        entry_points = sorted(installed_entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)
     except Exception as exc:  # a broken installation must not stop the runtime
         skipped.append(
             SkippedSkill("entry points", f"cannot list installed packages ({exc})", "unreadable")

@@ -11,12 +11,12 @@ names the variable).
 from __future__ import annotations
 
 import importlib
-import importlib.metadata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias
 
 from deftly.features.web.config import SearchConfig
+from deftly.registry.entry_points import entry_points
 
 ENTRY_POINT_GROUP = "deftly.web_search"
 
@@ -114,7 +114,7 @@ def _import(path: str) -> ProviderFactory:
 
 
 def _plugin(name: str) -> ProviderFactory:
-    for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
         if entry.name == name:
             try:
                 factory: ProviderFactory = entry.load()
@@ -131,7 +131,7 @@ def _plugin(name: str) -> ProviderFactory:
 
 
 def _plugin_names() -> list[str]:
-    return [entry.name for entry in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP)]
+    return [entry.name for entry in entry_points(group=ENTRY_POINT_GROUP)]
 
 
 def load_provider(
