@@ -51,6 +51,36 @@ async def test_an_inbox_message_reaches_the_client_as_a_log_message(make_runtime
     assert not inbox.consumed and len(inbox) == 0
 
 
+async def test_after_the_workspace_moves_the_new_runtimes_inbox_is_relayed(
+    make_runtime: Any, tmp_path: Path
+) -> None:
+    """A roots move serves another runtime: its inbox is the one relayed from then on, and
+    the old one is let go (its messages stay in it)."""
+    moved_to = tmp_path / "moved"
+    moved_to.mkdir()
+    old, fresh = await make_runtime(), await make_runtime(root=moved_to)
+    logged: list[str] = []
+    arrived = asyncio.Event()
+
+    async def on_log(params: mt.LoggingMessageNotificationParams) -> None:
+        logged.append(str(params.data))
+        arrived.set()
+
+    server = ToolServer(old, inbox=old.agent.inbox)
+    try:
+        async with Client(server.server, mode="legacy", logging_callback=on_log) as client:
+            await client.list_tools()
+            await server.replace_host(fresh, inbox=fresh.agent.inbox)
+            assert not old.agent.inbox.consumed and fresh.agent.inbox.consumed
+            old.agent.inbox.put(InboxMessage("for the old runtime"))
+            fresh.agent.inbox.put(InboxMessage(FIRE, {"kind": "cron_job", "job_id": "0123abcd"}))
+            await asyncio.wait_for(arrived.wait(), 30)
+    finally:
+        await server.aclose()
+    assert logged == [FIRE]
+    assert len(old.agent.inbox) == 1  # kept, not lost
+
+
 async def test_a_server_without_an_inbox_does_not_consume_it(make_runtime: Any) -> None:
     runtime = await make_runtime()
     server = ToolServer(runtime)

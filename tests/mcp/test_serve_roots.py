@@ -2,8 +2,8 @@
 
 - without `--workspace`, the first root is the workspace and the others additional
   directories; a call made at once waits for them; `notifications/roots/list_changed`
-  moves the workspace (the client hears `tools/list_changed`); a root that names no
-  directory is ignored with a notice;
+  moves the workspace (the client hears `tools/list_changed`), and a root taken back is no
+  longer allowed; a root that names no directory is ignored with a notice;
 - with `--workspace`, a root outside it is reported and gives no access;
 - a client without roots keeps the current directory;
 - a 2026-07-28 client (which has no notifications) is asked inside its first tool call, by
@@ -113,6 +113,43 @@ async def test_the_first_root_is_the_workspace_and_follows_changes(tmp_path: Pat
         )
         moved = await client.call_tool("Read", {"path": "second.txt"})
         assert not moved.is_error, text_of(moved)
+
+
+async def test_a_root_the_client_takes_back_is_no_longer_allowed(tmp_path: Path) -> None:
+    start, first, second = _folders(tmp_path)
+    roots = [first, second]
+    watch = Watch()
+
+    async def list_roots(ctx: Any) -> mt.ListRootsResult:
+        return mt.ListRootsResult(roots=[mt.Root(uri=p.as_uri()) for p in roots])
+
+    def read_second() -> Any:
+        return client.call_tool("Read", {"path": str(second / "second.txt")})
+
+    # The default mode: outside the workspace and its directories a read needs approval
+    # (in auto mode an absolute path outside is read without asking, roots or not).
+    manual = StdioServerParameters(command=DEFTLY, args=["serve"], env=subprocess_env(), cwd=start)
+    async with Client(
+        manual, mode="legacy", list_roots_callback=list_roots, logging_callback=watch.on_log
+    ) as client:
+        allowed = await read_second()
+        assert not allowed.is_error, text_of(allowed)
+
+        roots[:] = [first]  # the same workspace, one directory fewer
+        await client.send_roots_list_changed()
+        await watch.wait(lambda m: f"no longer {second}" in str(m.data))
+        refused = await read_second()
+        assert refused.is_error and "outside the workspace" in text_of(refused)
+        assert "needs approval" in text_of(refused)
+        here = await client.call_tool("Read", {"path": "first.txt"})
+        assert not here.is_error, text_of(here)
+
+        roots[:] = [first, second]  # given back: allowed again
+        await client.send_roots_list_changed()
+        given_back = f"root {first} (also {second})"
+        await watch.wait(lambda _: sum(str(m.data).endswith(given_back) for m in watch.seen) == 2)
+        again = await read_second()
+        assert not again.is_error, text_of(again)
 
 
 async def test_with_workspace_roots_outside_are_reported_not_used(tmp_path: Path) -> None:

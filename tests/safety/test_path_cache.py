@@ -244,19 +244,24 @@ def test_containment_at_once_equals_root_by_root(roots: list[str], path: str) ->
 def test_remembered_containment_follows_the_directories(
     layout: dict[str, str], raws: list[str]
 ) -> None:
-    """The containment answers a batch remembers change when a directory is added within
-    the same look-ups: each equals a fresh check before and after."""
+    """The containment answers a batch remembers change when a directory is added or
+    removed within the same look-ups: each equals a fresh check before and after."""
     with tempfile.TemporaryDirectory() as tmp:
         workspace = build(Path(tmp), layout)
         lookups = Lookups()
         targets = [os.path.abspath(workspace.root / raw) for raw in raws]
         targets.append(str(Path(tmp) / "outside" / "s.txt"))
-        for added in (False, True):
-            if added:
-                with one_look(lookups):
+        inside: list[bool] = []
+        for step in ("before", "added", "removed"):
+            with one_look(lookups):
+                if step == "added":
                     workspace.add_directory(Path(tmp) / "outside")
+                elif step == "removed":
+                    assert workspace.remove_directory(Path(tmp) / "outside")
+                    assert not workspace.remove_directory(Path(tmp) / "outside")
             fresh = [workspace.contains(t) for t in targets]
             with one_look(lookups):
                 assert [workspace.contains(t) for t in targets] == fresh
                 assert [workspace.contains(t) for t in targets] == fresh
-        assert fresh[-1] is True
+            inside.append(fresh[-1])
+        assert inside == [False, True, False]

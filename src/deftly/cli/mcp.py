@@ -106,6 +106,8 @@ class ServedRuntime:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self.server: ToolServer | None = None
+        self._from_roots: list[Path] = []
+        """The additional directories the client's roots added (and may take back)."""
         self._prompts: ServedPrompts | None = None
         self._resources: SessionResources | None = None
         self._stop_watching: Callable[[], None] = lambda: None
@@ -143,15 +145,26 @@ class ServedRuntime:
         if first != self.runtime.workspace_path:
             fresh = await open_runtime(first)
             old, self.runtime = self.runtime, fresh
-            server.replace_host(fresh)
+            self._from_roots = []
+            await server.replace_host(fresh, inbox=fresh.agent.inbox)
             self._wire()
             server.changed("resources")
             server.changed("prompts")
             await old.close()
+        workspace = self.runtime.session.workspace
+        dropped = [d for d in self._from_roots if d not in others]
+        for gone in dropped:  # a root the client took back is no longer allowed
+            workspace.remove_directory(gone)
+        kept = [d for d in self._from_roots if d in others]
         for extra in others:
-            self.runtime.session.workspace.add_directory(extra)
+            if extra not in kept and extra not in workspace.additional_dirs:
+                workspace.add_directory(extra)
+                if extra in workspace.additional_dirs:  # not already inside a root
+                    kept.append(extra)
+        self._from_roots = kept
         also = f" (also {', '.join(map(str, others))})" if others else ""
-        message = f"working in the client's root {first}{also}"
+        no_longer = f"; no longer {', '.join(map(str, dropped))}" if dropped else ""
+        message = f"working in the client's root {first}{also}{no_longer}"
         server.log_soon("deftly.roots", message, "info")
         err.print(f"deftly serve: {message}", highlight=False, soft_wrap=True)
 

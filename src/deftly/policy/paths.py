@@ -188,6 +188,15 @@ class Workspace:
         if not any(_is_within(path, d) for d in self.roots):
             self.additional_dirs.append(path)
 
+    def remove_directory(self, directory: str | os.PathLike[str]) -> bool:
+        """Stop allowing a directory `add_directory` allowed (a client's root it took back);
+        True if it was there."""
+        path = normal_path(os.path.abspath(directory))
+        if path not in self.additional_dirs:
+            return False
+        self.additional_dirs.remove(path)
+        return True
+
     @property
     def roots(self) -> tuple[Path, ...]:
         """The root and the additional directories (as written, not resolved)."""

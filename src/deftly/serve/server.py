@@ -443,12 +443,19 @@ class ToolServer:
         self._listed_for = ctx
         return mt.ListToolsResult(tools=tools)
 
-    def replace_host(self, host: ToolHost) -> None:
+    async def replace_host(self, host: ToolHost, *, inbox: Inbox | None = None) -> None:
         """Serve another runtime's tools from now on (the workspace changed); calls in
-        flight finish on the old one. Clients are told the tool list changed."""
+        flight finish on the old one. Clients are told the tool list changed. `inbox`:
+        the new runtime's agent inbox, relayed from now on instead of the old one's."""
         self._unsubscribe()
         self.host = host
         self._unsubscribe = host.subscribe(self._on_event)
+        if self._relay is not None:
+            await self._relay.aclose()  # a message not sent yet stays in the old inbox
+            self._relay = None
+        if inbox is not None:
+            self._relay = InboxRelay(inbox, self._log, self.clients.connected)
+            self._relay.start()
         self.changed("tools")
 
     # -- list changes --------------------------------------------------------------------
