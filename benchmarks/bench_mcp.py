@@ -8,6 +8,10 @@ are driven over a real stdio pipe, one call at a time, by two clients in the sam
 - a raw JSON-RPC pipe client (a line out, a line back: the servers' own cost shows);
 - the SDK's client, in both protocol generations (what a Python host sees).
 
+The two servers are measured in turn, never one after the other: spawns alternate (floor,
+deftly, floor, ...; the median of each), and both stay open while each call to deftly
+follows one to the floor, so a change in the machine's load weighs on both alike.
+
 Targets: a call at most 1.5x the floor; spawn to the first `tools/list` at most 1.2x.
 
 The read is the built-in Read tool (numbered lines, a status note, the path policy and the
@@ -33,9 +37,11 @@ sys.path.insert(0, str(ROOT))
 
 from _common import isolate, row  # noqa: E402
 
-CALLS = 300
+CALLS = 1000
 WARMUP = 30
+SPAWNS = 5
 DEFTLY = str(Path(sys.executable).with_name("deftly"))
+FLOOR = [sys.executable, str(Path(__file__).with_name("_minimal_read_server.py"))]
 
 
 def workspace() -> Path:
@@ -50,123 +56,136 @@ def env() -> dict[str, str]:
     return out
 
 
-async def round_trips(
-    params: StdioServerParameters, mode: str, tool: str | None, path: Path
-) -> tuple[float, float, str]:
-    """(startup seconds to first tools/list, median µs per call, tool used)."""
-    started = time.perf_counter()
-    async with Client(params, mode=mode) as client:
-        names = [t.name for t in (await client.list_tools()).tools]
-        startup = time.perf_counter() - started
-        name = tool or "Read"
-        assert name in names, f"{name} is not served"
-        arguments = {"path": str(path)}
-        expected = path.read_text()
-        samples = []
-        for i in range(WARMUP + CALLS):
-            begin = time.perf_counter()
-            result = await client.call_tool(name, arguments)
-            took = time.perf_counter() - begin
-            text = result.content[0].text  # type: ignore[union-attr]
-            assert not result.is_error and expected.splitlines()[0] in text, text[:200]
-            if i >= WARMUP:
-                samples.append(took)
-    return startup, statistics.median(samples) * 1e6, name
+class RawServer:
+    """A server spawned on a pipe, spoken to in JSON-RPC lines (handshake era)."""
 
-
-def raw_round_trips(command: list[str], tool: str, path: Path) -> tuple[float, float]:
-    """(seconds from spawn to the first tools/list answer, median µs per call), by a client
-    that writes JSON-RPC lines to the server's stdin and reads its stdout (handshake era)."""
-    started = time.perf_counter()
-    proc = subprocess.Popen(
-        command,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=env(),
-        bufsize=0,
-    )
-    assert proc.stdin is not None and proc.stdout is not None
-    send, lines = proc.stdin, proc.stdout
-    ids = iter(range(1, 1_000_000))
-
-    def ask(method: str, params: dict[str, object]) -> dict[str, object]:
-        number = next(ids)
-        message = {"jsonrpc": "2.0", "id": number, "method": method, "params": params}
-        send.write(json.dumps(message).encode() + b"\n")
-        while True:
-            answer = json.loads(lines.readline())
-            if answer.get("id") == number:
-                return dict(answer)
-
-    try:
+    def __init__(self, command: list[str]) -> None:
+        started = time.perf_counter()
+        self.proc = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env(),
+            bufsize=0,
+        )
+        self.ids = iter(range(1, 1_000_000))
         hello = {
             "protocolVersion": "2025-11-25",
             "capabilities": {},
             "clientInfo": {"name": "bench", "version": "1"},
         }
-        ask("initialize", hello)
-        note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-        send.write(json.dumps(note).encode() + b"\n")
-        listed = ask("tools/list", {})
-        startup = time.perf_counter() - started
-        assert tool in json.dumps(listed), f"{tool} is not served"
-        call = {"name": tool, "arguments": {"path": str(path)}}
-        first = path.read_text().splitlines()[0]
-        samples = []
-        for i in range(WARMUP + CALLS):
+        self.ask("initialize", hello)
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        self.listed = json.dumps(self.ask("tools/list", {}))
+        self.startup = time.perf_counter() - started
+        """Seconds from spawn to the answer to the first tools/list."""
+
+    def send(self, message: dict[str, object]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+
+    def ask(self, method: str, params: dict[str, object]) -> dict[str, object]:
+        assert self.proc.stdout is not None
+        number = next(self.ids)
+        self.send({"jsonrpc": "2.0", "id": number, "method": method, "params": params})
+        while True:
+            answer = json.loads(self.proc.stdout.readline())
+            if answer.get("id") == number:
+                return dict(answer)
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
+def spawn_times(commands: dict[str, list[str]]) -> dict[str, float]:
+    """Median seconds from spawn to the first tools/list answer, the servers spawned in
+    turn (floor, deftly, floor, ...) so both see the same machine."""
+    times: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(SPAWNS):
+        for name, command in commands.items():
+            server = RawServer(command)
+            times[name].append(server.startup)
+            server.close()
+    return {name: statistics.median(values) for name, values in times.items()}
+
+
+def raw_calls(servers: dict[str, tuple[RawServer, str]], path: Path) -> dict[str, float]:
+    """Median µs per tools/call, the servers called in turn, one call each per round."""
+    first = path.read_text().splitlines()[0]
+    samples: dict[str, list[float]] = {name: [] for name in servers}
+    for i in range(WARMUP + CALLS):
+        for name, (server, tool) in servers.items():
+            call = {"name": tool, "arguments": {"path": str(path)}}
             begin = time.perf_counter()
-            answer = ask("tools/call", call)
+            answer = server.ask("tools/call", call)
             took = time.perf_counter() - begin
             assert first in json.dumps(answer), str(answer)[:200]
             if i >= WARMUP:
-                samples.append(took)
-    finally:
-        send.close()
-        proc.wait(timeout=60)
-    return startup, statistics.median(samples) * 1e6
+                samples[name].append(took)
+    return {name: statistics.median(values) * 1e6 for name, values in samples.items()}
 
 
 def measure_raw(ws: Path) -> None:
     small = ws / "small.txt"
-    floor_cmd = [sys.executable, str(Path(__file__).with_name("_minimal_read_server.py"))]
-    deftly_cmd = [DEFTLY, "serve", "-w", str(ws), "--mode", "auto"]
-    f_start, f_call = raw_round_trips(floor_cmd, "read", small)
-    d_start, d_call = raw_round_trips(deftly_cmd, "Read", small)
-    print(f"MCP over stdio, raw JSON-RPC pipe client: {CALLS} sequential calls, 40-line file")
-    row("minimal SDK server, call (floor)", f_call, "µs")
-    row("deftly serve, Read call", d_call, "µs", f_call, "target <= 1.5x")
-    row("minimal SDK server, spawn to first tools/list", f_start * 1e3, "ms")
+    commands = {"floor": FLOOR, "deftly": [DEFTLY, "serve", "-w", str(ws), "--mode", "auto"]}
+    starts = spawn_times(commands)
+    floor, ours = RawServer(commands["floor"]), RawServer(commands["deftly"])
+    try:
+        assert '"Read"' in ours.listed, "Read is not served"
+        calls = raw_calls({"floor": (floor, "read"), "deftly": (ours, "Read")}, small)
+    finally:
+        floor.close()
+        ours.close()
+    print(
+        f"MCP over stdio, raw JSON-RPC pipe client: {CALLS} calls to each server in turn, "
+        f"40-line file; spawn: median of {SPAWNS}, in turn"
+    )
+    row("minimal SDK server, call (floor)", calls["floor"], "µs")
+    row("deftly serve, Read call", calls["deftly"], "µs", calls["floor"], "target <= 1.5x")
+    row("minimal SDK server, spawn to first tools/list", starts["floor"] * 1e3, "ms")
     row(
         "deftly serve, spawn to first tools/list",
-        d_start * 1e3,
+        starts["deftly"] * 1e3,
         "ms",
-        f_start * 1e3,
+        starts["floor"] * 1e3,
         "target <= 1.2x",
     )
+
+
+async def sdk_calls(
+    floor: StdioServerParameters, ours: StdioServerParameters, mode: str, path: Path
+) -> dict[str, float]:
+    """Median µs per call through the SDK's client, both servers open, called in turn."""
+    expected = path.read_text().splitlines()[0]
+    arguments = {"path": str(path)}
+    samples: dict[str, list[float]] = {"floor": [], "deftly": []}
+    async with Client(floor, mode=mode) as low, Client(ours, mode=mode) as high:
+        assert "Read" in [t.name for t in (await high.list_tools()).tools], "Read is not served"
+        clients = {"floor": (low, "read"), "deftly": (high, "Read")}
+        for i in range(WARMUP + CALLS):
+            for name, (client, tool) in clients.items():
+                begin = time.perf_counter()
+                result = await client.call_tool(tool, arguments)
+                took = time.perf_counter() - begin
+                text = result.content[0].text  # type: ignore[union-attr]
+                assert not result.is_error and expected in text, text[:200]
+                if i >= WARMUP:
+                    samples[name].append(took)
+    return {name: statistics.median(values) * 1e6 for name, values in samples.items()}
 
 
 def measure(mode: str, ws: Path) -> None:
-    small = ws / "small.txt"
     deftly = StdioServerParameters(
         command=DEFTLY, args=["serve", "-w", str(ws), "--mode", "auto"], env=env()
     )
-    floor = StdioServerParameters(
-        command=sys.executable, args=[str(Path(__file__).with_name("_minimal_read_server.py"))]
-    )
-    f_start, f_call, _ = anyio.run(round_trips, floor, mode, "read", small)
-    d_start, d_call, used = anyio.run(round_trips, deftly, mode, None, small)
-    print(f"MCP over stdio, protocol mode {mode!r}: {CALLS} sequential calls, 40-line file")
-    row("minimal SDK server, call (floor)", f_call, "µs")
-    row(f"deftly serve, {used} call", d_call, "µs", f_call, "target <= 1.5x")
-    row("minimal SDK server, spawn to first tools/list", f_start * 1e3, "ms")
-    row(
-        "deftly serve, spawn to first tools/list",
-        d_start * 1e3,
-        "ms",
-        f_start * 1e3,
-        "target <= 1.2x",
-    )
+    floor = StdioServerParameters(command=FLOOR[0], args=FLOOR[1:])
+    calls = anyio.run(sdk_calls, floor, deftly, mode, ws / "small.txt")
+    print(f"MCP over stdio, SDK client, protocol mode {mode!r}: {CALLS} calls to each in turn")
+    row("minimal SDK server, call (floor)", calls["floor"], "µs")
+    row("deftly serve, Read call", calls["deftly"], "µs", calls["floor"], "target <= 1.5x")
 
 
 if __name__ == "__main__":
