@@ -3,13 +3,12 @@ every step; others (a goal's budget) plug in the same way."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from deftly.config.models import LoopConfig
+from deftly.contract.records import frozen
 from deftly.providers.types import Usage
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TokenBudget:
     """At most `tokens` (prompt plus reply, over the turn's requests)."""
 
@@ -26,7 +25,7 @@ class TokenBudget:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TimeBudget:
     """At most `seconds` of wall time."""
 

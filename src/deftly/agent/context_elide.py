@@ -13,10 +13,10 @@ import binascii
 import logging
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from deftly.agent.context_estimate import message_tokens
+from deftly.contract.records import frozen
 from deftly.providers.types import ImagePart, Message, Part, TextPart
 
 log = logging.getLogger(__name__)
@@ -35,7 +35,7 @@ _SPILL_PATH = re.compile(r"^output_path: (.+)$", re.MULTILINE)
 _IMAGE_EXT = {"image/png": "png", "image/jpeg": "jpg", "image/gif": "gif", "image/webp": "webp"}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Elision:
     """What one pass changed: the new history, how many outputs it elided, and the
     tokens that saved (by the estimate)."""

@@ -9,9 +9,10 @@ a step comes once more as `Text` when it is complete.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, TypeAlias
 
+from deftly.contract.records import frozen
 from deftly.execution.calls import CallResult
 from deftly.providers.types import Usage
 
@@ -23,7 +24,7 @@ tool result ended the turn; a budget ran out; the provider failed after its retr
 refused); the user cancelled."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Event:
     agent_id: str
     turn_id: str
@@ -32,7 +33,7 @@ class _Event:
         return {"type": event_type, **fields, "agent_id": self.agent_id, "turn_id": self.turn_id}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TurnStarted(_Event):
     """A turn began with this prompt. `origin` says where a prompt nobody typed came from
     (an inbox message's origin, e.g. `{"kind": "cron_job", "job_id": ...}`); empty for a
@@ -48,7 +49,7 @@ class TurnStarted(_Event):
         return self._json("turn_start", prompt=self.prompt)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TextDelta(_Event):
     """More of the model's text, as it streams."""
 
@@ -59,7 +60,7 @@ class TextDelta(_Event):
         return self._json("text_delta", text=self.text)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ReasoningDelta(_Event):
     """More of the model's reasoning, as it streams."""
 
@@ -70,7 +71,7 @@ class ReasoningDelta(_Event):
         return self._json("reasoning_delta", text=self.text)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Text(_Event):
     """A complete run of the model's text (before its tool calls, or its final answer)."""
 
@@ -81,7 +82,7 @@ class Text(_Event):
         return self._json("text", text=self.text)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Reasoning(_Event):
     """A complete run of the model's reasoning."""
 
@@ -92,7 +93,7 @@ class Reasoning(_Event):
         return self._json("reasoning", text=self.text)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolCall(_Event):
     """The model called a tool (its arguments complete; it is being dispatched).
     `arguments` is the decoded object, or the raw text when it is not valid JSON."""
@@ -106,7 +107,7 @@ class ToolCall(_Event):
         return self._json("tool_call", id=self.id, name=self.name, arguments=self.arguments)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolProgress(_Event):
     """A running call's live output or status."""
 
@@ -119,7 +120,7 @@ class ToolProgress(_Event):
         return self._json("tool_progress", id=self.id, name=self.name, text=self.text)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolResult(_Event):
     """A call ended; `output` is the text the model gets (images as a pointer),
     `display` the call's display as JSON for UIs (a diff, a command), if any."""
@@ -142,7 +143,7 @@ class ToolResult(_Event):
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class StepEnded(_Event):
     """One model request and its tool calls are done."""
 
@@ -157,7 +158,7 @@ class StepEnded(_Event):
         )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Retrying(_Event):
     """A model request failed and will be tried again after `delay` seconds."""
 
@@ -170,7 +171,7 @@ class Retrying(_Event):
         return self._json("retry", attempt=self.attempt, delay=self.delay, error=self.error)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ContextChanged(_Event):
     """The conversation was shortened to fit the window: old tool outputs elided
     (`kind="elided"`) or older turns compacted into a summary (`kind="compacted"`)."""
@@ -186,7 +187,7 @@ class ContextChanged(_Event):
         )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Notice(_Event):
     """Something the person should know (a background task ended, an approval decision)."""
 
@@ -198,7 +199,7 @@ class Notice(_Event):
         return self._json("notice", kind=self.kind, text=self.text)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TurnEnded(_Event):
     """The turn is over: why, its final text, how many steps and tokens. `error` says what
     went wrong when `stop_reason` is "error"."""
@@ -241,7 +242,7 @@ class TurnEnded(_Event):
         return out
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SubagentStarted(_Event):
     """A sub-agent (`agent_id`) began a run for its parent; its calls and texts follow,
     each with its own `agent_id`, until its `SubagentEnded`. `turn_id` is the parent's."""
@@ -266,7 +267,7 @@ class SubagentStarted(_Event):
         )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SubagentEnded(_Event):
     """A sub-agent's run ended: how (`status`: completed, failed, cancelled, timed_out),
     its final text, and its tokens (`usage_by_agent`: its own and its sub-agents')."""

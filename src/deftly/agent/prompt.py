@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import platform
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
 from deftly.contract.fs import PathProbe
+from deftly.contract.records import frozen
 
 INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md", ".deftly/instructions.md")
 """The workspace's own instructions for agents, read in this order (each that exists)."""
@@ -41,7 +41,7 @@ How to work:
 - When you are done, reply without tool calls: that ends your turn."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class PromptContext:
     """What the prompt states about the environment."""
 

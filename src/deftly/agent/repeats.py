@@ -9,8 +9,8 @@ this, and each loop costs a request.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
+from deftly.contract.records import frozen
 from deftly.execution.calls import ArgumentsParseError, parse_arguments
 
 FIRST_REMINDER = 3
@@ -29,7 +29,7 @@ def call_key(name: str, arguments: str) -> str:
     return f"{name}\0{json.dumps(value, sort_keys=True, separators=(',', ':'))}"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Nudge:
     """What to add to a repeated call's result, and whether the turn must end."""
 

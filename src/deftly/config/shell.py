@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal, Self
 
 from pydantic import Field, model_validator
 
 from deftly.config.base import Section
+from deftly.contract.records import frozen
 
 MIB = 1024 * 1024
 
@@ -37,7 +37,7 @@ class SandboxSettings(Section):
     )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Confinement:
     """The sandbox as it applies: `[shell] sandbox` (string or table) merged with the old
     `[shell] network` / `writable` keys."""

@@ -17,18 +17,18 @@ import shlex
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from deftly.config.loader import FeatureTables, load_config, workspace_mcp_file
 from deftly.config.untrusted import Withheld
 from deftly.contract.errors import ConfigError
+from deftly.contract.records import frozen
 
 STORE_NAME = "trusted-folders.json"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TrustedFolder:
     """One folder the user trusted (by its real path), and since when."""
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +31,7 @@ from pydantic import BaseModel
 
 from deftly.config.files import FilesConfig
 from deftly.config.model import DeftlyConfig
+from deftly.contract.records import frozen
 
 WITHHOLD = object()
 """A rule's answer: do not apply the workspace's value."""
@@ -167,7 +167,7 @@ RULES: dict[tuple[str, str], Rule] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Withheld:
     """One setting of an untrusted workspace that was not applied."""
 

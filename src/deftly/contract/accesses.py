@@ -8,9 +8,10 @@ treated as touching everything (`Accesses.all()`), so it runs alone.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import TypeAlias
+
+from deftly.contract.records import frozen
 
 
 class Operation(StrEnum):
@@ -56,7 +57,7 @@ class WriteHow(StrEnum):
     """Changes the file where it is (append, truncate): every hard link to it changes."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class FileAccess:
     """One path, read/written/searched; `recursive` covers everything below it too."""
 
@@ -82,7 +83,7 @@ class FileAccess:
         return other.recursive and _is_under(mine, theirs)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class AllAccess:
     """Touches everything: conflicts with every call that declares any access."""
 
@@ -105,7 +106,7 @@ def accesses_conflict(left: Access, right: Access) -> bool:
     return left.overlaps(right)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Accesses:
     """The set of accesses one call declares."""
 

@@ -6,11 +6,12 @@ Python as `Runtime.diagnostics`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
 
+from deftly.contract.records import frozen
 
-@dataclass(frozen=True, slots=True)
+
+@frozen
 class Diagnostic:
     """One problem found while loading config, tools or plugins: how bad it is, where it came from,
     and what happened."""

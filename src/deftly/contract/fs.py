@@ -17,10 +17,11 @@ import os
 import stat
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import NamedTuple, Protocol, runtime_checkable
+
+from deftly.contract.records import frozen
 
 
 class FileStat(NamedTuple):
@@ -175,7 +176,7 @@ class FileWriter(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CommandOutput:
     """What a short command run to completion printed, and how it ended."""
 

@@ -6,13 +6,15 @@ whose call it is when a parent and its sub-agents work in one session.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
+
+from deftly.contract.records import frozen
 
 MAIN_AGENT = "main"
 """The `agent_id` of a session's first agent."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Identity:
     """Session, agent and turn of a call. `turn_id` is None outside an agent loop's turn
     (a library or `deftly call` caller runs calls without turns)."""

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Literal, TypeAlias
 
+from deftly.contract.records import frozen
 
-@dataclass(frozen=True, slots=True)
+
+@frozen
 class TextPart:
     """Text in a result made of parts."""
 
@@ -16,7 +18,7 @@ class TextPart:
     type: Literal["text"] = "text"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ImagePart:
     """An image for a model that can see. `data` is base64, as every wire format wants it."""
 
@@ -35,7 +37,7 @@ class ImagePart:
         return f"data:{self.mime_type};base64,{self.data}"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class AudioPart:
     """Audio for a model that can hear. `data` is base64."""
 
@@ -48,7 +50,7 @@ ContentPart: TypeAlias = TextPart | ImagePart | AudioPart
 Output: TypeAlias = str | Sequence[ContentPart]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolResult:
     """The outcome of one call, as the model will see it.
 

@@ -34,6 +34,7 @@ from deftly.contract.accesses import Accesses
 from deftly.contract.display import Display
 from deftly.contract.errors import InvalidArguments
 from deftly.contract.identity import Identity
+from deftly.contract.records import frozen
 from deftly.contract.result import ToolResult
 from deftly.contract.schema import JsonSchema, input_json_schema
 from deftly.contract.traits import ToolTraits
@@ -59,7 +60,7 @@ H = TypeVar("H")
 UpdateKind: TypeAlias = Literal["stdout", "stderr", "progress", "status"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolUpdate:
     """Progress from a running call, for UIs (and MCP progress notifications)."""
 
@@ -112,7 +113,7 @@ def _ignore_update(update: ToolUpdate) -> None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolContext:
     """What `execute` receives: which call it is and whose (`identity`), whether to stop,
     where to report progress, and what the before-hooks handed over for it.

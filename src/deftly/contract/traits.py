@@ -23,10 +23,10 @@ Who reads what:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from deftly.contract.records import frozen
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolTraits:
     """What a tool is or does, as the guards, the permission defaults and MCP hints see it.
 

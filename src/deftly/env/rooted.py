@@ -32,7 +32,6 @@ import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
@@ -46,6 +45,7 @@ from deftly.contract.fs import (
     follow_links,
     run_captured,
 )
+from deftly.contract.records import frozen
 from deftly.env.base import FS, NETWORK, PROCESS, PROCESS_TREE, ExecEnv, PathChanged
 from deftly.env.local import LocalEnv
 from deftly.env.local_tree import LocalProcessTree
@@ -71,7 +71,7 @@ _SYNTHETIC_DIR = FileStat(stat.S_IFDIR | 0o555, st_nlink=2)
 """What a virtual folder that only leads to mounts (`/`, `/var/lib`) looks like."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Mount:
     """One real folder shown at a virtual path."""
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 from deftly.contract.display import Display
+from deftly.contract.records import frozen
 from deftly.contract.result import ToolResult, output_text
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolCall:
     """One call: `arguments` is the raw JSON text the model sent, or an already-decoded
     mapping (from a host that parsed it), or None for "no arguments"."""
@@ -119,7 +119,7 @@ class Outcome(StrEnum):
     SKIPPED = "skipped"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CallResult:
     """How one call of a batch went: the result the model sees, plus what a UI needs."""
 

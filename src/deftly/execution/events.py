@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, TypeAlias
 
 from deftly.contract.display import Display
 from deftly.contract.identity import Identity
+from deftly.contract.records import frozen
 from deftly.contract.tool import ToolUpdate
 from deftly.execution.calls import CallResult
 
@@ -32,7 +33,7 @@ def session_wide(session_id: str) -> Identity:
     return Identity(session_id, NO_AGENT, None)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class BatchStarted:
     """A batch of calls opened: one model step's calls follow (they may arrive one by one,
     and start and finish in any order, while the model still streams)."""
@@ -40,7 +41,7 @@ class BatchStarted:
     identity: Identity = field(default_factory=Identity)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolCallStarted:
     """A call passed its checks (or was refused) and is announced, with how to show it."""
 
@@ -52,7 +53,7 @@ class ToolCallStarted:
     identity: Identity = field(default_factory=Identity)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolProgress:
     """A running call reported progress (output lines, a status, a fraction done)."""
 
@@ -62,7 +63,7 @@ class ToolProgress:
     identity: Identity = field(default_factory=Identity)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolCallFinished:
     """A call ended, whatever its outcome; `call` is its final record."""
 
@@ -72,7 +73,7 @@ class ToolCallFinished:
     identity: Identity = field(default_factory=Identity)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RuntimeNotice:
     """Anything else a UI may want to show (a background task finished, a server died).
 

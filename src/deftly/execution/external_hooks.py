@@ -28,13 +28,13 @@ import os
 import re
 import signal
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
 from deftly.contract.identity import Identity
+from deftly.contract.records import frozen
 from deftly.contract.result import ToolResult, output_text
 from deftly.contract.tool import CancelToken
 from deftly.execution.calls import Outcome
@@ -66,7 +66,7 @@ _KEEP_BYTES = 64 * 1024
 """How much of a hook's stdout/stderr is kept (the rest is read and dropped)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CommandHook:
     """One configured external hook: the event it runs for, its shell command, the tool names it
     matches, its timeout, and where it was configured."""
@@ -91,7 +91,7 @@ class CommandHook:
         return f"{self.event} hook `{self.command}`"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class HookOutcome:
     """How one hook run ended: ok, blocked (with its reason), failed, timed out or cancelled, with
     its exit code and some of its output."""

@@ -19,6 +19,7 @@ from enum import IntEnum
 from typing import Any, Generic, TypeAlias, TypeVar
 
 from deftly.contract.identity import Identity
+from deftly.contract.records import frozen
 from deftly.contract.result import ToolResult
 from deftly.contract.tool import BaseTool, CancelToken, ToolExecution
 from deftly.execution.calls import Outcome, ToolCall
@@ -42,7 +43,7 @@ class HookOrder(IntEnum):
     call that a later check would refuse anyway."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Allow:
     """Run the call now; later before-hooks are not asked. `handoff` is a value for the
     tool's `execute`, which reads it by type: `ctx.handoff(PlanReview)`."""
@@ -50,7 +51,7 @@ class Allow:
     handoff: object = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Proceed:
     """Approve, handing `handoff` (if any) to `execute` (`ctx.handoff(type)`); later
     hooks still run."""
@@ -58,7 +59,7 @@ class Proceed:
     handoff: object = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Veto:
     """Do not run the call: `result` stands instead."""
 
@@ -68,7 +69,7 @@ class Veto:
 Decision: TypeAlias = Allow | Proceed | Veto | None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class BeforeContext:
     """What a before-hook sees: the call, its tool, arguments and resolved execution, the
     whole batch, its cancel token, and whose call it is."""
@@ -82,7 +83,7 @@ class BeforeContext:
     identity: Identity = field(default_factory=Identity)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class AfterContext:
     """What an after-hook sees: the call, how it ended and its result, and whose it is."""
 
@@ -99,7 +100,7 @@ BeforeHook: TypeAlias = Callable[[BeforeContext], Awaitable[Decision]]
 AfterHook: TypeAlias = Callable[[AfterContext], Awaitable[ToolResult | None]]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Entry(Generic[H]):
     id: str
     order: int

@@ -17,12 +17,12 @@ import contextlib
 import dataclasses
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
 from deftly.contract.display import Display, GenericDisplay
+from deftly.contract.records import frozen
 from deftly.contract.result import ToolResult
 from deftly.execution.events import EventBus, RuntimeNotice
 from deftly.execution.executor import cancelled_text
@@ -45,7 +45,7 @@ to the plan file. Returns that reason, or None."""
 NOTICE_KIND = "permission"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Answer:
     """How an ask was resolved."""
 
@@ -57,7 +57,7 @@ class Answer:
     """What the person was shown (with the rules offered for the session)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class PermissionRecord:
     """What the gate decided for one call: the `data` of a "permission" RuntimeNotice."""
 

@@ -19,11 +19,11 @@ import json
 import re
 import shlex
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from deftly.contract.diagnostics import Diagnostic
 from deftly.contract.errors import ConfigError, DeftlyError
+from deftly.contract.records import frozen
 from deftly.contract.tool import RuleMatch, ToolExecution
 from deftly.policy.permissions.rulebook import RuleBook, RuleEntry, covers, match_rule
 from deftly.registry.registry import ToolRegistry
@@ -31,7 +31,7 @@ from deftly.registry.registry import ToolRegistry
 _CALL = re.compile(r"^([A-Za-z_][A-Za-z0-9_.\-]*)\((.*)\)$", re.DOTALL)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ProbeCall:
     """A call built from a subject: the tool and its arguments."""
 

@@ -12,10 +12,10 @@ import logging
 import os
 import re
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 
 from deftly.contract.fs import FileWriter
+from deftly.contract.records import frozen
 from deftly.contract.result import ToolResult, is_all_text, output_text
 
 log = logging.getLogger(__name__)
@@ -23,7 +23,7 @@ log = logging.getLogger(__name__)
 _STEM_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class OutputBudget:
     """How much output one result may carry, and how much of a longer one is kept."""
 

@@ -30,6 +30,7 @@ from deftly.config.base import Section
 from deftly.config.model import DeftlyConfig
 from deftly.contract.diagnostics import Diagnostic
 from deftly.contract.identity import Identity
+from deftly.contract.records import frozen
 from deftly.env.base import ExecEnv
 from deftly.execution.events import EventBus
 from deftly.execution.executor import Executor, Guard, MissingDescriber
@@ -85,7 +86,7 @@ class Closers:
                 log.exception("error while closing")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RunOptions:
     """What the host said about how it will use the runtime (set before `start()`)."""
 

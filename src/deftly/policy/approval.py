@@ -10,16 +10,16 @@ call's `approval_rule`), or reject with feedback for the model.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from deftly.contract.display import Display
+from deftly.contract.records import frozen
 from deftly.policy.permissions.decision import Link, PermissionDecision
 
 Decision = Literal["approve", "approve_session", "reject"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ApprovalRequest:
     """What a person is asked about one call: which tool, what it will do, how to show it (a diff, a
     command), why the engine asks, and which rules a session approval may remember."""
@@ -45,7 +45,7 @@ class ApprovalRequest:
         return self.session_rules or (self.approval_rule,)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ApprovalResponse:
     """A person's answer: approve once, approve for the session (optionally a broader `rule`), or
     reject, with feedback for the model."""

@@ -19,8 +19,8 @@ from __future__ import annotations
 import fnmatch
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
 
+from deftly.contract.records import frozen
 from deftly.policy.paths import real_path_text
 
 _INSTRUCTION_FILES = frozenset({"agents.md", "claude.md"})
@@ -28,7 +28,7 @@ CONTROL_NAME_EXAMPLES = (".deftly", ".agents", ".claude", "AGENTS.md", "CLAUDE.m
 """Names a glob may stand for: one matching any of them may name a control file."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ControlFiles:
     """Tells whether a path is a control file: by its names, or because it is (inside) one
     of the host's directories (`user_dirs`) or files (`files`, e.g. the trusted folders)."""

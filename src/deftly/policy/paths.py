@@ -19,6 +19,7 @@ from pathlib import Path
 
 from deftly.contract.errors import PathSecurityError
 from deftly.contract.fs import LOCAL_PROBE, LinkLoopError, PathProbe, follow_links
+from deftly.contract.records import frozen
 from deftly.policy.sensitive import private_key_reason, sensitive_reason
 
 
@@ -35,7 +36,7 @@ class PathOp(StrEnum):
         return {"read": "read", "write": "write or edit", "search": "search"}[self.value]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ResolvedPath:
     """A path a tool may use: as given, as written out, where it really is, and whether
     it is outside the workspace (allowed for absolute paths, left to the permissions)."""
@@ -134,7 +135,7 @@ def _is_within(path: str | os.PathLike[str], root: str | os.PathLike[str]) -> bo
     return inner.startswith(outer if outer.endswith("/") else outer + "/")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Within:
     """`_is_within` against several roots at once: the roots themselves, and the prefixes
     a path below one of them starts with."""

@@ -15,11 +15,11 @@ import functools
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
 from deftly.contract.errors import DeftlyError
+from deftly.contract.records import frozen
 from deftly.contract.tool import RuleMatch
 from deftly.policy.paths import ResolvedPath, real_path
 
@@ -58,7 +58,7 @@ class RuleSyntaxError(DeftlyError):
     pass
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Rule:
     """A parsed rule. `args` is None for a name-only rule."""
 
@@ -343,7 +343,7 @@ def resolved_rule_matcher(
     return ResolvedMatcher(subjects, cwd, home)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ResolvedMatcher:
     """The rule matcher of one resolved path (see `resolved_rule_matcher`). A value: two
     calls on the same path have equal matchers, and its answers depend on nothing else,

@@ -7,8 +7,9 @@ pattern that could never match anything is reported, never silently ignored.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Literal
+
+from deftly.contract.records import frozen
 
 _MAGIC = frozenset("*?[]{}")
 MCP_PREFIX = "mcp__"
@@ -34,7 +35,7 @@ def _listed(patterns: Iterable[str], name: str, source: Source) -> bool:
     return name in patterns
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolPolicy:
     """An allow list (None: everything) and a deny list."""
 
@@ -54,7 +55,7 @@ class ToolPolicy:
         return not _listed(self.disabled, name, source)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class PatternIssue:
     """A tool pattern that can never match as written: unknown, a glob on a non-MCP name, or an MCP
     server name without its tool part."""

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Literal, Protocol, TypeAlias, runtime_checkable
 
+from deftly.contract.records import frozen
 from deftly.providers.types import ChatRequest, StreamPart
 
 ErrorKind: TypeAlias = Literal[
@@ -55,7 +55,7 @@ class ProviderError(Exception):
         return self.kind in RETRYABLE
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Capabilities:
     """What a model accepts beyond text."""
 

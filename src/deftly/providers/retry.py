@@ -4,14 +4,14 @@ server's Retry-After."""
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
 
+from deftly.contract.records import frozen
 from deftly.providers.base import ProviderError
 
 _RANDOM = random.Random()
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RetryPolicy:
     """Up to `max_attempts` tries of one request; the wait before try n+1 is the server's
     Retry-After when it sent one (capped at `max_delay`), else `base_delay * 2**n` capped

@@ -8,8 +8,10 @@ wire format; nothing above `providers` sees a vendor type.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any, Literal, TypeAlias
+
+from deftly.contract.records import frozen
 
 Role: TypeAlias = Literal["system", "user", "assistant", "tool"]
 
@@ -21,7 +23,7 @@ the provider's safety filter cut it, or anything else (kept raw in `Finish.raw`)
 # -- content -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TextPart:
     """Text the model wrote or was given."""
 
@@ -29,7 +31,7 @@ class TextPart:
     type: Literal["text"] = "text"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ThinkPart:
     """The model's reasoning. `signature` (Anthropic) must be sent back unchanged with the
     block; `redacted` holds an encrypted block the API returned instead of text."""
@@ -40,7 +42,7 @@ class ThinkPart:
     type: Literal["think"] = "think"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ImagePart:
     """An image, as base64 `data` of `media_type` (image/png, image/jpeg, ...)."""
 
@@ -52,7 +54,7 @@ class ImagePart:
 Part: TypeAlias = TextPart | ThinkPart | ImagePart
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolCallRequest:
     """A tool call the model made: `arguments` is the JSON text exactly as streamed."""
 
@@ -61,7 +63,7 @@ class ToolCallRequest:
     arguments: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Message:
     """One message of the conversation.
 
@@ -150,7 +152,7 @@ def _part_from_json(data: Mapping[str, Any]) -> Part:
     return TextPart(data.get("text", ""))
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolSpec:
     """A tool as the model sees it: name, description, JSON Schema of its arguments."""
 
@@ -159,7 +161,7 @@ class ToolSpec:
     parameters: Mapping[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Usage:
     """Tokens of one request (or a sum of them). `input_tokens` counts every prompt token,
     cached or not; `cache_read_tokens`/`cache_write_tokens` say how many of them were."""
@@ -206,7 +208,7 @@ class Usage:
 # -- a request ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ChatRequest:
     """Everything one model request needs. `system` stays byte-stable within a session so
     providers can cache the prefix; what changes rides in `messages`."""
@@ -222,14 +224,14 @@ class ChatRequest:
 # -- what a stream yields --------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TextDelta:
     """More of the model's text."""
 
     text: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ReasoningDelta:
     """More of the model's reasoning; `signature`/`redacted` arrive when a block ends."""
 
@@ -238,7 +240,7 @@ class ReasoningDelta:
     redacted: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolCallStart:
     """A tool call began at stream position `index` (its id already unique)."""
 
@@ -247,7 +249,7 @@ class ToolCallStart:
     name: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolCallDelta:
     """More of the arguments of the call at `index`."""
 
@@ -255,7 +257,7 @@ class ToolCallDelta:
     arguments: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolCallEnd:
     """The call at `index` is complete: its arguments will not grow (dispatch it now)."""
 
@@ -263,14 +265,14 @@ class ToolCallEnd:
     call: ToolCallRequest
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class UsageReport:
     """The request's token usage (sent once, when the provider reports it)."""
 
     usage: Usage
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Finish:
     """The reply ended; `raw` is the provider's own word for why."""
 

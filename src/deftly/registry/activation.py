@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from deftly.contract.diagnostics import Diagnostic
 from deftly.contract.errors import ToolDeclined, ToolLoadError
+from deftly.contract.records import frozen
 from deftly.contract.tool import BaseTool
 from deftly.policy.tool_policy import ToolPolicy
 from deftly.registry.contribution import ToolContribution
@@ -19,7 +20,7 @@ from deftly.registry.registry import ToolRegistry
 from deftly.registry.services import Services, build
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Profile:
     """An agent's tool set: an allow list (None: all) and names it must not have."""
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from deftly.contract.diagnostics import Diagnostic
 from deftly.contract.errors import ToolLoadError
+from deftly.contract.records import frozen
 from deftly.contract.tool import BaseTool
 from deftly.registry.entry_points import entry_points
 from deftly.registry.registry import Disclosure, Source
@@ -23,7 +24,7 @@ from deftly.registry.services import Services
 ENTRY_POINT_GROUP = "deftly.tools"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolContribution:
     """`name` may be None for a "module:Class" tool whose name is only known once built."""
 

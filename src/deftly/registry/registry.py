@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
+from deftly.contract.records import frozen
 from deftly.contract.tool import BaseTool
 
 Source: TypeAlias = Literal["builtin", "plugin", "user", "mcp"]
 Disclosure: TypeAlias = Literal["inline", "deferred"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RegisteredTool:
     """One registry entry: the tool, where it came from (built-in, plugin, user, MCP) and whether
     its schema is listed inline or deferred."""

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
+from deftly.contract.records import frozen
 from deftly.contract.schema import JsonSchema
 from deftly.registry.registry import Disclosure, Source
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolInfo:
     """What a client is told about one tool."""
 

@@ -26,19 +26,19 @@ import signal
 import tempfile
 import threading
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from deftly.agent import events as ev
 from deftly.config.models import ModelSettings
+from deftly.contract.records import frozen
 from deftly.contract.tool import CancelToken
 from deftly.session.subagents import ChildSpec
 
 CANCELLED = "the parent's call was cancelled"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ChildTask:
     """Everything a worker needs for one child's turn, as plain data (no secret)."""
 
@@ -64,7 +64,7 @@ class ChildTask:
     """The child's earlier transcript (JSONL) for a resume."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ChildReport:
     """How the child's turn went, sent back to the parent."""
 

@@ -7,10 +7,9 @@ Permission decisions are debug: a client sees them only after `logging/setLevel 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import mcp.types as mt
 
+from deftly.contract.records import frozen
 from deftly.execution.events import RuntimeNotice
 from deftly.features.notify.notification import Notification
 
@@ -29,7 +28,7 @@ DEFAULT_LEVEL: mt.LoggingLevel = "info"
 """What a client that never sent `logging/setLevel` gets: everything but debug."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Route:
     """Where one kind of notice goes: the MCP logger name and its level."""
 

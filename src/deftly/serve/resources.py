@@ -13,7 +13,6 @@ from __future__ import annotations
 import base64
 import mimetypes
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -22,13 +21,14 @@ import mcp.types as mt
 from mcp.shared.exceptions import MCPError
 
 from deftly.contract.errors import DeftlyError
+from deftly.contract.records import frozen
 from deftly.features.mcp.manager import McpManager
 
 MAX_LISTED = 500
 """Files listed per directory, newest first (a long session spills many)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SessionArea:
     """One directory of the session: where it is on this machine, the path results name
     (the environment's view of it), and what its files are."""

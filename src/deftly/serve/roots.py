@@ -25,7 +25,6 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -33,6 +32,8 @@ from urllib.parse import unquote, urlparse
 import mcp.types as mt
 from mcp.server import ServerRequestContext
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+
+from deftly.contract.records import frozen
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +46,7 @@ ROOTS_KEY = "roots"
 """The key of the `roots/list` request inside a tool call's `InputRequiredResult`."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Roots:
     """The directories of a `roots/list` answer, and what was left out and why."""
 

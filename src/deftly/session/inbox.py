@@ -16,10 +16,12 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from deftly.contract.records import frozen
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class InboxMessage:
     """One prompt for the agent: `text` is the user message its turn starts with;
     `origin` says where it came from (`{"kind": "cron_job", "job_id": ...}`)."""

@@ -12,12 +12,13 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+
+from deftly.contract.records import frozen
 
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Injection:
     """One thing to tell the model: `kind` names its producer ("deferred_tools",
     "task_finished", "skill", "plan_reminder", ...); `text` is what the model reads."""

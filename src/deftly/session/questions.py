@@ -17,10 +17,10 @@ import asyncio
 import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from deftly.contract.identity import Identity
+from deftly.contract.records import frozen
 
 if TYPE_CHECKING:
     from deftly.contract.tool import CancelToken
@@ -31,7 +31,7 @@ OTHER_LABEL = "Other"
 """The choice every question gets beside its options: the person types their own answer."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Choice:
     """One option of a question: a short label, and what choosing it means."""
 
@@ -39,7 +39,7 @@ class Choice:
     description: str = ""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Question:
     """One question: its text (also its key in the answers), a short header for narrow
     displays, two or more options, and whether several may be chosen. Every question also
@@ -51,7 +51,7 @@ class Question:
     multi_select: bool = False
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class FormSpec:
     """The form a request stands for, when it came as one (an MCP server's elicitation).
 
@@ -65,7 +65,7 @@ class FormSpec:
     keys: tuple[str, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class QuestionRequest:
     """The questions of one tool call, for one answerer."""
 

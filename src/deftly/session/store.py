@@ -31,11 +31,12 @@ import secrets
 import threading
 import weakref
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, TypeVar, cast
 
 from pydantic import BaseModel, ValidationError
+
+from deftly.contract.records import frozen
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +49,7 @@ KEY_PATTERN = re.compile(r"[a-z0-9_][a-z0-9_.-]{0,99}")
 """What a key may be: lower-case letters, digits, `_`, `.` and `-`, not starting with `.`."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class StateChanged(Generic[M]):
     """Told to a slot's listeners after its value changed: the key and the new value."""
 

@@ -16,9 +16,10 @@ backend.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal, Protocol, TypeAlias
 
+from deftly.contract.records import frozen
 from deftly.contract.tool import CancelToken
 
 ChildStatus: TypeAlias = Literal["completed", "failed", "cancelled", "timed_out"]
@@ -26,7 +27,7 @@ ChildStatus: TypeAlias = Literal["completed", "failed", "cancelled", "timed_out"
 limit, a budget); it was stopped; it ran out of time."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class AgentProfile:
     """A kind of sub-agent: its tools (None: all its parent has), the tools it must not
     have, its model (None: the parent's), and instructions added to its system prompt."""
@@ -41,7 +42,7 @@ class AgentProfile:
     """Where it was defined: "builtin", or the path of its Markdown file."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ChildSpec:
     """One child run: everything a backend needs, as plain data."""
 
@@ -64,7 +65,7 @@ class ChildSpec:
     """Anything else a backend needs to know (max steps, the model's settings)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ChildOutcome:
     """How one child's run went: its final text, why it stopped, what it cost, and where
     its conversation is kept (so it can be resumed)."""

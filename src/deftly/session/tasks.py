@@ -33,11 +33,11 @@ import string
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from deftly.contract.records import frozen
 from deftly.contract.tool import CancelToken
 
 log = logging.getLogger(__name__)
@@ -57,7 +57,7 @@ class TaskStatus(StrEnum):
     TIMED_OUT = "timed_out"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class OutputSnapshot:
     """The newest part of a task's output, as TaskOutput shows it."""
 
@@ -136,7 +136,7 @@ class BackgroundTask(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TaskEnded:
     """A task ended and its owner has not been told yet. Kinds may add fields (the shell's
     `TaskNotice` adds the exit code, the command and the log path)."""

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
+from deftly.contract.records import frozen
+
 log = logging.getLogger(__name__)
 
 E = TypeVar("E")
@@ -47,7 +49,7 @@ class TurnBudget(Protocol):
         ...
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TurnStart:
     """A turn began."""
 
@@ -55,7 +57,7 @@ class TurnStart:
     prompt: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TurnEnd:
     """A turn ended: why, and what it cost."""
 

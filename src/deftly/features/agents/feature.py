@@ -13,12 +13,12 @@ desk (`deftly.agent`), and the Agent tool is offered only while there is one.
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
 from deftly.config.loader import user_config_dir
 from deftly.contract.diagnostics import Diagnostic
+from deftly.contract.records import frozen
 from deftly.features.agents import CONTRIBUTIONS
 from deftly.features.agents.profile_files import load_profiles
 from deftly.features.agents.profiles import BUILTIN_PROFILES
@@ -30,7 +30,7 @@ from deftly.session.subagents import AgentProfile
 PROFILE_DIR = "agents"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ProfileCatalog:
     """The session's sub-agent types, by name (built-ins first, files after)."""
 

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from deftly.contract.records import frozen
 from deftly.session.subagents import AgentProfile
 
 MAX_FILE_BYTES = 256 * 1024
@@ -49,7 +49,7 @@ class ProfileFileError(ValueError):
     """A profile file that cannot be used; the message says why."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LoadedProfiles:
     """The profiles read from some folders, and what was wrong with the rest."""
 

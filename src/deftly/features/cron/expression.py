@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from typing import Any, cast
 
+from deftly.contract.records import frozen
 from deftly.features.cron.zone import local_zone
 
 DAY = 86_400.0
@@ -35,7 +35,7 @@ _UNSUPPORTED_HINT = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CronField:
     """One of the five fields: its name and the values it allows."""
 
@@ -68,7 +68,7 @@ def normalise(text: str) -> str:
     return " ".join(text.split())
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CronExpression:
     """A parsed expression: its normalised text and the values each field allows."""
 

@@ -3,9 +3,9 @@ answer and the scheduler, so what the model is told is what happens."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime, tzinfo
 
+from deftly.contract.records import frozen
 from deftly.features.cron.expression import DAY, CronExpression
 from deftly.features.cron.jitter import jittered
 from deftly.features.cron.state import CronJob
@@ -17,7 +17,7 @@ MAX_COALESCED = 10_000
 """The most missed fires counted into one delivery."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Due:
     """The fires of one job that are due now: how many, and the ideal time of the last."""
 

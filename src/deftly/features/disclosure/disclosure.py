@@ -15,9 +15,10 @@ told once, to whichever asks first.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Generic, TypeVar
 
+from deftly.contract.records import frozen
 from deftly.contract.traits import traits_of
 from deftly.execution.calls import ToolCall
 from deftly.registry.registry import RegisteredTool, Source, ToolRegistry, tool_sort_key
@@ -30,7 +31,7 @@ DEFERRED_TOOLS_KIND = "deferred_tools"
 """The injection kind of the deferred-tool announcement."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ModelTools(Generic[T]):
     """What an agent loop sends with its next model request."""
 
@@ -43,7 +44,7 @@ class ModelTools(Generic[T]):
     """Every deferred tool that can still be loaded."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LoadOutcome:
     """What one `select_tools` call loaded, found already there, or did not know."""
 

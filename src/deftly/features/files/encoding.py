@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import codecs
 import unicodedata
-from dataclasses import dataclass
 from typing import Literal
+
+from deftly.contract.records import frozen
 
 SNIFF_BYTES = 512
 
@@ -27,7 +28,7 @@ _CONTROL_BYTES = bytes(sorted((set(range(32)) - {9, 10, 12, 13, 27}) | {0x7F}))
 _NOT_CONTROL = bytes(b for b in range(256) if b not in _CONTROL_BYTES)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Sniff:
     """What the first bytes of a file say. `bom` is the byte-order mark found, if any."""
 
@@ -108,7 +109,7 @@ def _utf8_or_not(sample: bytes, bom: bytes, complete: bool) -> Sniff:
     return Sniff("utf-8", bom)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class DecodedText:
     """A whole file as text, and how to write it back the same way."""
 

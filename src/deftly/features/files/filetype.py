@@ -7,9 +7,10 @@ ReadMediaFile to know what it was given.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Literal
+
+from deftly.contract.records import frozen
 
 Kind = Literal["text", "image", "video", "unknown"]
 
@@ -160,7 +161,7 @@ _ISO_VIDEO_BRANDS = {
 _ASF = bytes.fromhex("3026B2758E66CF11A6D900AA0062CE6C")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class FileType:
     """What a file is (text, image, video, binary...) and its MIME type."""
 

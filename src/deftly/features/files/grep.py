@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from deftly.contract import ToolExecution, ToolResult, ToolTraits, describe
 from deftly.contract.output_schema import OutputSchema
+from deftly.contract.records import frozen
 from deftly.env.base import ExecEnv
 from deftly.execution.result_builder import MARKER
 from deftly.features.files.common import ShownPaths
@@ -608,7 +609,7 @@ _META = set("\\.^$|?*+()[]{}")
 _QUANTIFIERS = set("?*{")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Needles:
     """Literal pieces of a regex, to find roughly where it matched in a long line.
 

@@ -8,15 +8,16 @@ and Edit matches it byte for byte, so nothing outside the edited span ever chang
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
+
+from deftly.contract.records import frozen
 
 Style = Literal["none", "lf", "crlf", "mixed"]
 
 VISIBLE_CR = "\\r"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class EndingStats:
     """How many CRLF pairs, bare LFs and lone CRs a text has."""
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from io import BufferedIOBase
 from threading import Lock
 
+from deftly.contract.records import frozen
 from deftly.features.files.line_endings import EndingCounter, EndingStats
 
 CHUNK = 1 << 20
@@ -47,7 +48,7 @@ def nth_newline(buf: bytes | bytearray, start: int, n: int, end: int | None = No
     return pos - 1
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class LineIndex:
     """What one full scan of a file learned, kept to answer later reads quickly.
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import io
 import warnings
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
+
+from deftly.contract.records import frozen
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -31,7 +32,7 @@ class ImageError(Exception):
     """The image cannot be prepared; the message says why (for the model)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ImageInfo:
     """An image's type and size in pixels."""
 
@@ -42,7 +43,7 @@ class ImageInfo:
     frames: int
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Region:
     """A rectangle of an image, in pixels."""
 
@@ -56,7 +57,7 @@ class Region:
         return f"x={self.x}, y={self.y}, width={self.width}, height={self.height}"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Prepared:
     """An image ready to send: its bytes, type and final size."""
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+
+from deftly.contract.records import frozen
 
 MAX_PLACES = 5
 MAX_SHOWN_CHARS = 2_000
@@ -19,7 +20,7 @@ MAX_VIEW_CHARS = 32 * 1024 * 1024
 _READ_PREFIX = re.compile(r"^\s*\d+\t")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class NearMiss:
     """The lines of a file closest to an old_string that was not found, to show the model."""
 

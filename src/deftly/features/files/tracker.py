@@ -13,11 +13,11 @@ from __future__ import annotations
 import hashlib
 import os
 from collections import OrderedDict
-from dataclasses import dataclass
 from pathlib import Path
 from threading import Lock
 
 from deftly.contract.fs import FileStat
+from deftly.contract.records import frozen
 
 
 def same_stat(a: FileStat, b: FileStat) -> bool:
@@ -25,7 +25,7 @@ def same_stat(a: FileStat, b: FileStat) -> bool:
     return (a.st_size, a.st_mtime_ns, a.st_ino) == (b.st_size, b.st_mtime_ns, b.st_ino)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Stamp:
     """What the session last saw of a file: size, mtime, inode, maybe a content hash."""
 

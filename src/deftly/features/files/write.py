@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import errno
 import stat
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import partial
 from io import BufferedIOBase
 from pathlib import Path
@@ -32,6 +32,7 @@ from deftly.contract import (
 )
 from deftly.contract.fs import FileStat
 from deftly.contract.output_schema import OutputSchema
+from deftly.contract.records import frozen
 from deftly.env.base import PathChanged
 from deftly.features.files.base import FileToolFailed, TrackedFileTool
 from deftly.features.files.common import human_size, os_error_message, shown_path, stale_message
@@ -76,7 +77,7 @@ class WriteParams(BaseModel):
     )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Format:
     """How an existing file is written: its encoding, BOM and line-ending style."""
 

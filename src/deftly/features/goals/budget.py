@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal
+
+from deftly.contract.records import frozen
 
 BudgetUnit = Literal["turns", "tokens", "milliseconds", "seconds", "minutes", "hours"]
 
@@ -19,7 +20,7 @@ MAX_WALL_MS = 86_400_000
 """Above a day neither."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class BudgetLimit:
     """A parsed budget: which measure (`turns`, `tokens`, `wall_ms`), its limit, and how to
     say it (`5 turns`, `30 minutes`)."""

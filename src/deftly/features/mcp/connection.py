@@ -33,6 +33,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.message import SessionMessage
 
+from deftly.contract.records import frozen
 from deftly.contract.result import ToolResult
 from deftly.contract.tool import ToolContext, ToolUpdate
 from deftly.features.mcp.content import from_mcp_result
@@ -63,7 +64,7 @@ _CALL: contextvars.ContextVar[ToolContext | None] = contextvars.ContextVar(
 task (2026-07-28 input rounds); the connection's calls in flight otherwise."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RemoteTool:
     """A tool as the server listed it."""
 

@@ -11,12 +11,12 @@ alike.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import jsonschema
 
 from deftly.contract.identity import Identity
+from deftly.contract.records import frozen
 from deftly.session.questions import Answers, Choice, FormSpec, Question, QuestionRequest
 
 YES, NO = "Yes", "No"
@@ -24,7 +24,7 @@ _TRUE = {"yes", "y", "true", "1", "on"}
 _FALSE = {"no", "n", "false", "0", "off"}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Field:
     key: str
     kind: str

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from deftly.config.mcp import McpConfig
 from deftly.contract.diagnostics import Diagnostic
+from deftly.contract.records import frozen
 from deftly.execution.events import EventBus, RuntimeNotice
 from deftly.features.mcp.naming import (
     MCP_PREFIX,
@@ -47,7 +48,7 @@ ChangeKind = Literal["tools", "resources", "prompts"]
 log = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Collision:
     """A tool left out because its qualified name was already taken."""
 
@@ -68,7 +69,7 @@ class Collision:
         return f"{head} (already taken by a non-MCP tool)"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class MountedTool:
     """One tool of a server as mounted: its deftly name and the name the server knows it by."""
 
@@ -77,7 +78,7 @@ class MountedTool:
     remote_name: str
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class MountedResource:
     """A resource of a mounted server as deftly re-exports it: `uri` is deftly's
     (namespaced by server), `remote_uri` the server's own."""
@@ -91,7 +92,7 @@ class MountedResource:
     mime_type: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class MountedPrompt:
     """A prompt of a mounted server as deftly re-exports it (`mcp__<server>__<prompt>`)."""
 
@@ -104,7 +105,7 @@ class MountedPrompt:
     """(name, description, required) of each argument."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ServerStatus:
     """What `deftly mcp list` shows for one server."""
 

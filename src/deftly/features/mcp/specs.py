@@ -18,7 +18,7 @@ import json
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -27,6 +27,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 from deftly.config.loader import user_config_dir, workspace_mcp_file
 from deftly.config.mcp import McpConfig
 from deftly.contract.diagnostics import Diagnostic
+from deftly.contract.records import frozen
 
 TransportKind = Literal["stdio", "http"]
 State = Literal["disabled", "pending", "connected", "failed", "closed"]
@@ -36,7 +37,7 @@ _HTTP_NAMES = frozenset({"http", "streamable-http", "streamable_http", "streamab
 _VARIABLE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ServerSpec:
     """One server to mount, with every default filled in."""
 
@@ -70,7 +71,7 @@ class ServerSpec:
         return self.url or ""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class InvalidServer:
     """An entry that could not be understood; shown by `deftly mcp list`."""
 

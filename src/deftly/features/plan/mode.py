@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -26,6 +25,7 @@ from pydantic import BaseModel
 
 from deftly.contract.accesses import path_key
 from deftly.contract.display import GenericDisplay, PlanReviewDisplay
+from deftly.contract.records import frozen
 from deftly.contract.result import ToolResult
 from deftly.contract.tool import ToolExecution
 from deftly.contract.traits import traits_of
@@ -84,7 +84,7 @@ class PlanMode:
                 listener(active)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class PlanReview:
     """What the guard hands `ExitPlanMode.execute` (`Proceed(review)`; read there with
     `ctx.handoff(PlanReview)`)."""

@@ -12,10 +12,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+
+from deftly.contract.records import frozen
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Wrapper:
     """How to step over a wrapper command to the command it runs."""
 
@@ -125,7 +126,7 @@ HARMLESS_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/t
 _FD_DEVICE = re.compile(r"^/dev/fd/[0-9]+$")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Interpreter:
     """A language runtime: the options that take code on the command line (`-c`, `-e`),
     the short-option letters that do inside a cluster (`perl -ne`), the options that take

@@ -18,8 +18,8 @@ import os
 import re
 import shlex
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
+from deftly.contract.records import frozen
 from deftly.features.shell.rules import CommandSplit
 
 Batch = Callable[[Sequence[str]], bool]
@@ -103,7 +103,7 @@ def _crontab(args: Sequence[str]) -> bool:
     return "-e" not in args
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Screen:
     """A program that takes over a terminal: what it is, and what to do instead."""
 

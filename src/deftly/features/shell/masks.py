@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from deftly.contract.fs import EntryKind, FileStat, PathProbe
+from deftly.contract.records import frozen
 from deftly.env.base import ExecEnv
 from deftly.env.local import LocalEnv
 from deftly.policy.paths import real_path_text
@@ -87,7 +88,7 @@ _KEY_SUFFIXES = (".pem", ".key")
 _NAME_MARKERS = ("env", "id_", "credential", "netrc", "pgpass")
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Mask:
     """A path to cover inside the sandbox: with an empty directory if `directory`."""
 
@@ -116,7 +117,7 @@ class _Listing:
     subdirs: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ScanResult:
     """The secret files found, and whether the walk had to stop early (then it says why)."""
 

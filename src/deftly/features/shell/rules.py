@@ -34,6 +34,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from deftly.contract.records import frozen
 from deftly.contract.tool import RuleMatch
 from deftly.features.shell.commands import (
     ARGUMENT_FEEDERS,
@@ -107,7 +108,7 @@ _FALLBACK_REDIRECT = re.compile(
 )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Segment:
     """One simple command: `strict` spellings may satisfy an allow; `loose` ones only a
     deny or an ask."""
@@ -127,7 +128,7 @@ class Segment:
     a deny or ask rule for any extension of them applies."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class CommandSplit:
     """A command line cut into the segments rules are matched against."""
 
@@ -141,7 +142,7 @@ class CommandSplit:
     short reason per finding; empty when everything is static."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Token:
     kind: str  # "assignment" | "word" | "redirect"
     start: int

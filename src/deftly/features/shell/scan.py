@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from deftly.contract.records import frozen
+
 _OPERATORS = ("&&", "||", ";;", "|&", ";", "|", "&", "(", ")")
 _WORD_BREAK = frozenset(" \t\n;&|()<>")
 _RESERVED_LEAD = frozenset(
@@ -36,7 +38,7 @@ _RESERVED_LEAD = frozenset(
 _NOT_COMMANDS = frozenset({"for", "select", "case", "in", "esac", "function"})
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Heredoc:
     """A here-document: its operator and delimiter span, its body span, and whether the
     body expands (`$(...)` in an unquoted here-document runs)."""

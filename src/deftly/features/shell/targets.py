@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
+from deftly.contract.records import frozen
 from deftly.features.shell.mentions import candidate_words, expand_word, glob_example
 from deftly.features.shell.rules import CommandSplit
 from deftly.policy.control import CONTROL_NAME_EXAMPLES, ControlFiles
@@ -40,7 +40,7 @@ def may_name_control_files(command: str) -> bool:
     return any(marker in lowered for marker in _CONTROL_MARKERS) or not _GLOBS.isdisjoint(command)
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Targets:
     """The files a command writes through redirections, and those that cannot be known."""
 

@@ -33,7 +33,6 @@ import logging
 import signal
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +40,7 @@ from deftly.config.shell import ShellConfig
 from deftly.contract.diagnostics import Diagnostic
 from deftly.contract.errors import ToolError
 from deftly.contract.fs import Process
+from deftly.contract.records import frozen
 from deftly.contract.tool import CancelToken
 from deftly.env.base import ExecEnv
 from deftly.env.tree import PROCESS_TREE_MISSING, exit_status
@@ -95,7 +95,7 @@ def signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class TaskNotice(TaskEnded):
     """A background command ended and the model has not been told yet (the board's
     notice with what is particular to a command)."""

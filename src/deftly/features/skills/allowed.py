@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from deftly.contract.records import frozen
 
 KEYS = ("allowed-tools", "allowed_tools")
 
@@ -60,7 +61,7 @@ def _split(text: str, separator: str) -> list[str]:
     return parts
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ToolLimit:
     """The tools a running skill allows."""
 

@@ -8,9 +8,11 @@ text tells the model how to do one job; the files beside `SKILL.md` are its payl
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
+
+from deftly.contract.records import frozen
 
 SkillSource: TypeAlias = Literal["project", "user", "extra", "package", "builtin"]
 
@@ -44,7 +46,7 @@ SkipKind: TypeAlias = Literal[
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Skill:
     """One usable skill.
 
@@ -108,7 +110,7 @@ class Skill:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SkippedSkill:
     """A file or folder that did not become a skill, and why (never fatal)."""
 

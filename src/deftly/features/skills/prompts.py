@@ -29,9 +29,9 @@ line saying the user loaded the skill, then its `<skill-loaded trigger="user-sla
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Literal
 
+from deftly.contract.records import frozen
 from deftly.features.skills.expand import join_arguments
 from deftly.features.skills.model import Skill
 from deftly.features.skills.service import SkillError, SkillService
@@ -39,7 +39,7 @@ from deftly.features.skills.service import SkillError, SkillService
 FREE_TEXT_ARGUMENT = "args"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class PromptArgument:
     """One argument of a skill's MCP prompt: its name, what to give, and whether it is required."""
 
@@ -52,7 +52,7 @@ class PromptArgument:
         return {"name": self.name, "description": self.description, "required": self.required}
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SkillPrompt:
     """One entry of `prompts/list`."""
 
@@ -69,7 +69,7 @@ class SkillPrompt:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RenderedPrompt:
     """The answer to `prompts/get`: one user message."""
 

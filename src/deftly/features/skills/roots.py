@@ -20,9 +20,9 @@ from __future__ import annotations
 import os
 import types
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
+from deftly.contract.records import frozen
 from deftly.features.skills.model import SkillSource, SkippedSkill
 from deftly.registry.entry_points import entry_points as installed_entry_points
 
@@ -32,7 +32,7 @@ HOME_DIRS = (".agents/skills", ".claude/skills")
 BUILTIN_DIR = Path(__file__).resolve().parent / "builtin"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SkillRoot:
     """One directory to scan. `path` is its real path; `package` names the distribution
     (or entry point) that shipped it, for package roots."""

@@ -8,9 +8,9 @@ says what to change, and no sub-agent is launched.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 from deftly.contract.errors import ToolError
+from deftly.contract.records import frozen
 
 PLACEHOLDER = "{{item}}"
 """What `prompt_template` must hold: each item's text goes there (every occurrence)."""
@@ -20,7 +20,7 @@ MIN_ITEMS = 2
 """A swarm of one item is an Agent call: fewer than this needs resumes."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Entry:
     """One sub-agent of the swarm: its prompt, and either the item it works on or the id
     of the earlier sub-agent it resumes."""

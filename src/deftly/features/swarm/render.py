@@ -9,9 +9,9 @@ sub-agents' texts are kept as written.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
+from deftly.contract.records import frozen
 from deftly.features.swarm.plan import Entry
 from deftly.session.subagents import ChildOutcome
 
@@ -24,7 +24,7 @@ RESUME_HINT = (
 )
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Report:
     """How one entry of the swarm went: its outcome, or None when it never started."""
 

@@ -7,9 +7,9 @@ by its first bytes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
+from deftly.contract.records import frozen
 from deftly.contract.result import ImagePart
 from deftly.features.web.fetcher import Fetched
 from deftly.features.web.html import NoReadableText, html_to_markdown
@@ -45,7 +45,7 @@ class Unreadable(Exception):
     """The body cannot be shown to the model; the message says why and what to do."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Document:
     """Text for the model, with what kind of text it is."""
 
@@ -67,7 +67,7 @@ class Document:
         return "The returned content is the full response body, returned verbatim."
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Picture:
     """An image for the model, with a line saying what it is."""
 

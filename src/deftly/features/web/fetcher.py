@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 from urllib.parse import urljoin
 
+from deftly.contract.records import frozen
 from deftly.features.web.config import MAX_REDIRECTS, WebConfig
 from deftly.features.web.guard import AddressGuard, FetchRefused, Target, url_host
 
@@ -47,7 +47,7 @@ class FetchFailed(Exception):
         self.status = status
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Fetched:
     """What a fetch brought back."""
 

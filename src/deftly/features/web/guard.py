@@ -18,9 +18,10 @@ import fnmatch
 import ipaddress
 import socket
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import TypeAlias
 from urllib.parse import SplitResult, urlsplit
+
+from deftly.contract.records import frozen
 
 IPAddress: TypeAlias = ipaddress.IPv4Address | ipaddress.IPv6Address
 IPNetwork: TypeAlias = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -109,7 +110,7 @@ async def system_resolver(host: str, port: int) -> list[IPAddress]:
     return found
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Target:
     """A URL that passed the guard: where to connect, and what to call the host there."""
 
@@ -128,7 +129,7 @@ class Target:
         return shown if self.port == _DEFAULT_PORTS[self.scheme] else f"{shown}:{self.port}"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Parsed:
     url: str
     scheme: str

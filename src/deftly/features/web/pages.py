@@ -10,15 +10,15 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
 
+from deftly.contract.records import frozen
 from deftly.features.web.content import Document
 
 MAX_KEPT_CHARS = 20_000_000
 """The most text the cache keeps in all (the oldest pages go first)."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class Kept:
     """A document read from a URL, and where it really came from."""
 

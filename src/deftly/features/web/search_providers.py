@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, Protocol, TypeAlias
 
+from deftly.contract.records import frozen
 from deftly.features.web.config import SearchConfig
 from deftly.registry.entry_points import entry_points
 
@@ -23,7 +24,7 @@ ENTRY_POINT_GROUP = "deftly.web_search"
 ErrorKind: TypeAlias = Literal["authentication", "rate limited", "timeout", "network", "provider"]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SearchResult:
     """One search hit: where, what it is called, what it says; the rest when known."""
 
@@ -47,7 +48,7 @@ class ProviderUnavailable(Exception):
     """A configured provider that cannot work here; the message says what to set."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class ProviderSettings:
     """What a provider is built from: `[web.search]`, with the key read from the
     environment variable it names."""
@@ -92,7 +93,7 @@ class WebSearchProvider(Protocol):
 ProviderFactory: TypeAlias = Callable[[ProviderSettings], WebSearchProvider]
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Builtin:
     factory: str
     key_env: str | None

@@ -5,13 +5,13 @@ cite them."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from deftly.contract.accesses import Accesses
 from deftly.contract.describe import describe
 from deftly.contract.display import SearchDisplay
+from deftly.contract.records import frozen
 from deftly.contract.result import ToolResult
 from deftly.contract.tool import Tool, ToolContext, ToolExecution, ToolTraits
 from deftly.execution.result_builder import ResultBuilder
@@ -29,7 +29,7 @@ MAX_CHARS = 50_000
 """The longest result; the citation reminder always comes after the results kept."""
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class SearchEngine:
     """The session's configured provider and its settings (offered only when one works)."""
 

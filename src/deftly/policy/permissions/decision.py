@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from deftly.contract.records import frozen
 from deftly.policy.permissions.modes import Mode
 from deftly.policy.permissions.rulebook import RuleEntry
 
@@ -89,7 +89,7 @@ class Step:
         return f"Step({self.link!s}, {self.verdict!s}, {self.detail!r})"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class PermissionDecision:
     """The outcome of the chain for one call, explainable link by link."""
 

@@ -46,12 +46,12 @@ import functools
 import os
 import stat
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol, TypeAlias
 
 from deftly.contract.accesses import FileAccess, WriteHow
 from deftly.contract.fs import FileStat
+from deftly.contract.records import frozen
 from deftly.contract.result import ToolResult
 from deftly.contract.tool import RuleMatch, ToolExecution, ToolTraits
 from deftly.policy.control import ControlFiles
@@ -107,7 +107,7 @@ def _nothing_seen(path: Path) -> SeenStamp | None:
     return None
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class _Call:
     """One call as the links see it."""
 

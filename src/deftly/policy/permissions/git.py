@@ -12,15 +12,15 @@ files are, in the environment's view of paths), this machine's by default.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
 from deftly.contract.fs import LOCAL_PROBE, PathProbe
+from deftly.contract.records import frozen
 from deftly.policy.paths import real_path
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class GitTree:
     """A git work tree: where it starts, and git's own directories for it."""
 

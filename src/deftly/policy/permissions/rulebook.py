@@ -19,6 +19,7 @@ from enum import StrEnum
 from typing import Protocol
 
 from deftly.contract.errors import ConfigError
+from deftly.contract.records import frozen
 from deftly.contract.tool import RuleMatch, ToolExecution
 from deftly.policy.rules import (
     PREFIX_SUFFIX,
@@ -42,7 +43,7 @@ class RuleKind(StrEnum):
     DENY = "deny"
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RuleEntry:
     """One rule and where it came from ("/path/config.toml:7", "Python", "session")."""
 
@@ -64,7 +65,7 @@ class RuleEntry:
         return f'{self.kind} rule "{self.text}" ({self.origin})'
 
 
-@dataclass(frozen=True, slots=True)
+@frozen
 class RuleHit:
     """A rule that covers a call: the rule, how far it matched, a note when the answer needs one,
     and the rules that cover the other parts of a compound command with it."""
