@@ -24,17 +24,7 @@ from typing import Any, TypeVar, dataclass_transform
 T = TypeVar("T")
 
 _KEY = "__deftly_record__"
-"""The class attribute holding its `_Shape`."""
-
-
-@dataclasses.dataclass(slots=True)
-class _Shape:
-    """What the shared methods need to know of one class."""
-
-    compared: Callable[[Any], Any]
-    hashed: Callable[[Any], Any]
-    shown: tuple[str, ...]
-    names: tuple[str, ...]
+"""The class attribute naming its fields, in order (made by the fast path)."""
 
 
 @dataclass_transform(frozen_default=True)
@@ -48,25 +38,18 @@ def frozen(cls: type[T]) -> type[T]:
     if not _ordered(fields):
         return dataclasses.dataclass(frozen=True, slots=True)(cls)  # says what is wrong
     names = tuple(f.name for f in fields)
-    compared = tuple(f.name for f in fields if f.compare)
-    hashed = tuple(f.name for f in fields if (f.compare if f.hash is None else f.hash))
-    setattr(
-        made,
-        _KEY,
-        _Shape(_getter(compared), _getter(hashed), tuple(f.name for f in fields if f.repr), names),
+    setattr(made, _KEY, names)
+    methods = _methods(
+        _getter(tuple(f.name for f in fields if f.compare)),
+        _getter(tuple(f.name for f in fields if (f.compare if f.hash is None else f.hash))),
+        tuple(f.name for f in fields if f.repr),
+        names,
     )
-    methods: dict[str, Callable[..., Any]] = {
-        "__init__": _init(made, fields),
-        "__setattr__": _refuse_set,
-        "__delattr__": _refuse_delete,
-        "__getstate__": _getstate,
-        "__setstate__": _setstate,
-    }
     # As the dataclass decorator does, a method the class writes itself stays.
-    shared: dict[str, Callable[..., Any]] = {"__repr__": _repr, "__eq__": _eq, "__hash__": _hash}
-    methods |= {name: method for name, method in shared.items() if name not in own}
-    for name, method in methods.items():
-        setattr(made, name, method)
+    kept = {"__repr__", "__eq__", "__hash__"} & own
+    for name, method in {"__init__": _init(made, fields), **methods}.items():
+        if name not in kept:
+            setattr(made, name, method)
     params = made.__dataclass_params__  # type: ignore[attr-defined]
     params.init = params.repr = params.eq = params.frozen = True
     return made
@@ -133,25 +116,42 @@ def _init(cls: type, fields: tuple[dataclasses.Field[Any], ...]) -> Callable[...
     return init
 
 
-def _shape(obj: object) -> _Shape:
-    shape: _Shape = getattr(type(obj), _KEY)
-    return shape
+def _methods(
+    compared: Callable[[Any], Any],
+    hashed: Callable[[Any], Any],
+    shown: tuple[str, ...],
+    names: tuple[str, ...],
+) -> dict[str, Callable[..., Any]]:
+    """The class's other methods: closures over its field names (no code compiled)."""
 
+    def __eq__(self: object, other: object) -> Any:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return compared(self) == compared(other)
 
-def _eq(self: object, other: object) -> Any:
-    if other.__class__ is not self.__class__:
-        return NotImplemented
-    compared = _shape(self).compared
-    return compared(self) == compared(other)
+    def __hash__(self: object) -> int:
+        return hash(hashed(self))
 
+    def __repr__(self: object) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in shown)
+        return f"{type(self).__qualname__}({fields})"
 
-def _hash(self: object) -> int:
-    return hash(_shape(self).hashed(self))
+    def __getstate__(self: object) -> list[object]:
+        return [getattr(self, name) for name in names]
 
+    def __setstate__(self: object, state: list[object]) -> None:
+        for name, value in zip(names, state, strict=True):
+            object.__setattr__(self, name, value)
 
-def _repr(self: object) -> str:
-    shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in _shape(self).shown)
-    return f"{type(self).__qualname__}({shown})"
+    return {
+        "__eq__": __eq__,
+        "__hash__": __hash__,
+        "__repr__": __repr__,
+        "__getstate__": __getstate__,
+        "__setstate__": __setstate__,
+        "__setattr__": _refuse_set,
+        "__delattr__": _refuse_delete,
+    }
 
 
 def _refuse_set(self: object, name: str, value: object) -> None:
@@ -160,12 +160,3 @@ def _refuse_set(self: object, name: str, value: object) -> None:
 
 def _refuse_delete(self: object, name: str) -> None:
     raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
-
-
-def _getstate(self: object) -> list[object]:
-    return [getattr(self, name) for name in _shape(self).names]
-
-
-def _setstate(self: object, state: list[object]) -> None:
-    for name, value in zip(_shape(self).names, state, strict=True):
-        object.__setattr__(self, name, value)
