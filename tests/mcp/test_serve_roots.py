@@ -9,12 +9,15 @@
 - a 2026-07-28 client (which has no notifications) is asked inside its first tool call, by
   an `InputRequiredResult` the SDK client answers through its `list_roots_callback` and
   retries, once per server; calls made meanwhile wait for the answer;
-- all of this over streamable HTTP too, in both protocol eras.
+- all of this over streamable HTTP too, in both protocol eras; there a handshake-era client
+  is asked in its first call, on that call's own stream (the standalone stream may not be
+  open yet when the client says `notifications/initialized`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
@@ -25,7 +28,7 @@ import mcp.types as mt
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
-from mcp.types.version import MODERN_PROTOCOL_VERSIONS
+from mcp.types.version import LATEST_HANDSHAKE_VERSION, MODERN_PROTOCOL_VERSIONS
 
 from tests.conftest import subprocess_env
 from tests.mcp.conftest import DEFTLY
@@ -256,6 +259,60 @@ async def test_the_first_root_is_the_workspace_in_every_era_and_transport(
         away = await client.call_tool("Read", {"path": "start.txt"})
         assert away.is_error, text_of(away)  # relative paths no longer mean the start folder
         assert asked.times == 1  # asked once, not once per call
+
+
+async def _messages(response: httpx2.Response) -> AsyncIterator[dict[str, Any]]:
+    """The JSON-RPC messages of one POST's answer: a JSON body or an event stream."""
+    if response.headers["content-type"].startswith("application/json"):
+        yield json.loads(await response.aread())
+        return
+    async for line in response.aiter_lines():
+        if line.startswith("data:") and line[5:].strip():
+            yield json.loads(line[5:])
+
+
+async def test_over_http_a_2025_client_is_asked_on_its_first_calls_own_stream(
+    tmp_path: Path,
+) -> None:
+    """A client that never opens the standalone GET stream (the SDK's opens it only after
+    `notifications/initialized`, so a question sent there at once could be lost) is still
+    asked, and its call still runs in the first root: the `roots/list` request comes on the
+    call's own response stream, before its result."""
+    start, first, _ = _folders(tmp_path)
+    version = LATEST_HANDSHAKE_VERSION
+    headers = {"accept": "application/json, text/event-stream"}
+    hello = {"name": "raw", "version": "0"}
+    initialize = {"protocolVersion": version, "capabilities": {"roots": {}}, "clientInfo": hello}
+    async with (
+        http_serve(None, cwd=start) as (url, _),
+        httpx2.AsyncClient(timeout=60, headers=headers) as http,
+    ):
+        reply = await http.post(
+            url, json={"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": initialize}
+        )
+        [answer] = [m async for m in _messages(reply)]
+        assert answer["result"]["protocolVersion"] == version
+        http.headers["mcp-session-id"] = reply.headers["mcp-session-id"]
+        http.headers["mcp-protocol-version"] = version
+        sent = await http.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+        assert sent.status_code == 202
+        call = {"name": "Read", "arguments": {"path": "first.txt"}}
+        seen: list[str] = []
+        request = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call}
+        async with http.stream("POST", url, json=request) as stream:
+            async for message in _messages(stream):
+                if message.get("method") == "roots/list":
+                    seen.append("asked")
+                    roots = {"roots": [{"uri": first.as_uri()}]}
+                    back = {"jsonrpc": "2.0", "id": message["id"], "result": roots}
+                    assert (await http.post(url, json=back)).status_code == 202
+                elif message.get("id") == 2:
+                    seen.append("answered")
+                    texts = [c["text"] for c in message["result"]["content"]]
+                    assert not message["result"].get("isError"), texts
+                    assert "in first" in "".join(texts)
+                    break
+        assert seen == ["asked", "answered"]
 
 
 @pytest.mark.parametrize(("connect", "era"), WAYS)

@@ -248,6 +248,7 @@ async def serve(
             fixed=workspace,
             warn=lambda text: err.print(text, highlight=False, soft_wrap=True),
             greet=server.seen,
+            ask_at_start=transport is Transport.stdio,
         )
         follower.install(server.server)
         server.preflight = follower

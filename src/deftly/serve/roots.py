@@ -9,6 +9,12 @@ used to widen access. A client that declares no roots keeps the current director
 Tool calls that arrive before the roots are known wait for them (`ready`, bounded), so a
 call never runs in the wrong workspace; `tools/list` never waits.
 
+Over streamable HTTP the first question waits for the first tool call instead, and travels
+on that call's own response stream: a request sent at `notifications/initialized` would go
+on the standalone stream, which the client opens only after it sent the notification, and
+the SDK drops a message sent before it is open (the call then waited for an answer that
+never came). Later changes are asked on the standalone stream, open by then.
+
 2026-07-28 clients cannot be asked that way: that protocol has no client-to-server
 notifications (no `notifications/initialized`, no `roots/list_changed`) and no requests
 from server to client. So such a client is asked inside its first tool call: the call
@@ -31,6 +37,7 @@ from urllib.parse import unquote, urlparse
 
 import mcp.types as mt
 from mcp.server import ServerRequestContext
+from mcp.shared.message import ServerMessageMetadata
 from mcp.types.version import MODERN_PROTOCOL_VERSIONS
 
 from deftly.contract.records import frozen
@@ -101,6 +108,7 @@ class RootsFollower:
         fixed: Path | None = None,
         warn: Callable[[str], None],
         greet: Callable[[ServerRequestContext[Any]], object] = lambda ctx: None,
+        ask_at_start: bool = True,
     ) -> None:
         self.apply = apply
         self.greet = greet
@@ -112,15 +120,26 @@ class RootsFollower:
         self._tasks: set[asyncio.Task[None]] = set()
         self._asked_in_call: asyncio.Event | None = None
         """Set when a 2026-07-28 client was asked in a call (once), and again once it answered."""
+        self._ask_at_start = ask_at_start
+        """False over streamable HTTP: the first tool call asks, on its own stream."""
+        self._ask_in_call = False
+        """True from `notifications/initialized` until a tool call of such a client asks."""
 
     def install(self, server: Any) -> None:
         """Register the two notification handlers on the SDK's low-level server."""
         server.add_notification_handler(
-            "notifications/initialized", mt.NotificationParams, self._on_notice
+            "notifications/initialized", mt.NotificationParams, self._on_initialized
         )
         server.add_notification_handler(
             "notifications/roots/list_changed", mt.NotificationParams, self._on_notice
         )
+
+    async def _on_initialized(self, ctx: ServerRequestContext[Any], params: Any) -> None:
+        if self._ask_at_start or not client_has_roots(ctx):
+            await self._on_notice(ctx, params)
+        else:
+            self.greet(ctx)
+            self._ask_in_call = True
 
     async def _on_notice(self, ctx: ServerRequestContext[Any], params: Any) -> None:
         self.greet(ctx)  # a client that has not asked anything yet can be told things
@@ -131,12 +150,16 @@ class RootsFollower:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def follow(self, ctx: ServerRequestContext[Any]) -> None:
-        """Ask for the roots and act on them (one at a time: a change waits for the last)."""
+    async def follow(self, ctx: ServerRequestContext[Any], *, in_call: bool = False) -> None:
+        """Ask for the roots and act on them (one at a time: a change waits for the last);
+        `in_call`: on the stream of the tool call `ctx` is the context of."""
+        related = ServerMessageMetadata(related_request_id=ctx.request_id) if in_call else None
         async with self._lock:
             try:
                 async with asyncio.timeout(ASK_SECONDS):
-                    result = await ctx.session.list_roots()
+                    result = await ctx.session.send_request(
+                        mt.ListRootsRequest(), mt.ListRootsResult, metadata=related
+                    )
             except Exception as exc:
                 self.tell(ROOTS_LOGGER, f"could not list the client's roots: {exc}", "warning")
                 self.ready.set()
@@ -208,7 +231,11 @@ class RootsFollower:
 
     async def wait_ready(self, ctx: ServerRequestContext[Any]) -> None:
         """Before a handshake-era client's tool call: wait (bounded) until the roots are
-        known (not with `--workspace`)."""
+        known (not with `--workspace`); the first call of an HTTP client asks for them."""
+        if self._ask_in_call:
+            self._ask_in_call = False
+            await self.follow(ctx, in_call=True)
+            return
         if self.ready.is_set() or self.fixed is not None:
             return
         try:
