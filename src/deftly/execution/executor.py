@@ -181,15 +181,7 @@ class Executor:
         if not calls:
             return []
         token = cancel or CancelToken()
-        inner: asyncio.Future[list[CallResult]]
-        if len(calls) == 1:
-            identity = self.identity if turn_id is None else self.identity.in_turn(turn_id)
-            inner = asyncio.ensure_future(self._run_one(calls[0], token, identity))
-        else:
-            batch = self.open_batch(cancel=token, turn_id=turn_id)
-            for call in calls:
-                batch.add(call)
-            inner = asyncio.ensure_future(batch.results())
+        inner = self.start_batch(calls, cancel=token, turn_id=turn_id)
         try:
             return await asyncio.shield(inner)
         except asyncio.CancelledError:
@@ -197,6 +189,30 @@ class Executor:
             with contextlib.suppress(BaseException):
                 await inner
             raise
+
+    def start_batch(
+        self,
+        calls: Sequence[ToolCall],
+        *,
+        cancel: CancelToken,
+        turn_id: str | None = None,
+    ) -> asyncio.Future[list[CallResult]]:
+        """`run_batch` without the wait: the batch starts now, on the running loop, and the
+        future holds its results. For a caller that waits its own way (`deftly serve` wakes
+        on the end or on a question for the client): one task fewer than awaiting
+        `run_batch` in a task. Stop it through `cancel`, which gives the calls their grace;
+        cancelling the future stops them at once."""
+        if not calls:
+            done: asyncio.Future[list[CallResult]] = asyncio.get_running_loop().create_future()
+            done.set_result([])
+            return done
+        if len(calls) == 1:
+            identity = self.identity if turn_id is None else self.identity.in_turn(turn_id)
+            return asyncio.ensure_future(self._run_one(calls[0], cancel, identity))
+        batch = self.open_batch(cancel=cancel, turn_id=turn_id)
+        for call in calls:
+            batch.add(call)
+        return asyncio.ensure_future(batch.results())
 
     async def _run_one(
         self, call: ToolCall, cancel: CancelToken, identity: Identity

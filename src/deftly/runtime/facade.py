@@ -15,6 +15,7 @@ approver, the mode and session approvals) stays.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import itertools
 import logging
@@ -485,6 +486,18 @@ class Runtime:
         return await self._agent.executor.run_batch(
             [self._as_call(c) for c in calls], cancel=cancel
         )
+
+    def start_batch(
+        self, calls: Sequence[ToolCall | Mapping[str, Any]], *, cancel: CancelToken
+    ) -> asyncio.Future[list[CallResult]]:
+        """`run_batch` without the wait, for a caller that waits its own way: the batch
+        starts now and the future holds its results (stop it through `cancel`). The runtime
+        must be started."""
+        if not self._started:
+            raise RuntimeError(
+                "start the runtime first: `async with Runtime(...)` or `await rt.start()`"
+            )
+        return self._agent.executor.start_batch([self._as_call(c) for c in calls], cancel=cancel)
 
     def _next_id(self) -> str:
         return f"call_{next(self._call_ids)}"

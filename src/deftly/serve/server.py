@@ -121,11 +121,11 @@ class ToolHost(Protocol):
         """The tools to list, in order."""
         ...
 
-    async def run_batch(
-        self, calls: Sequence[ToolCall], *, cancel: CancelToken | None = None
-    ) -> list[CallResult]:
-        """Run the calls through the executor (one per `tools/call`), stopping when `cancel`
-        fires."""
+    def start_batch(
+        self, calls: Sequence[ToolCall], *, cancel: CancelToken
+    ) -> asyncio.Future[list[CallResult]]:
+        """Start the calls through the executor (one per `tools/call`), stopping when
+        `cancel` fires; the future holds their results."""
         ...
 
     def subscribe(self, listener: EventListener) -> Callable[[], None]:
@@ -211,7 +211,7 @@ class CallChannel:
     tool: str
     ctx: ServerRequestContext[Any]
     cancel: CancelToken = field(default_factory=CancelToken)
-    task: asyncio.Task[CallResult] | None = None
+    task: asyncio.Future[list[CallResult]] | None = None
     progress: list[ToolUpdate] = field(default_factory=list)
     """Progress not sent yet: sent by a pump that exists only while a request is being
     answered and there is something to send (most calls report none)."""
@@ -340,7 +340,7 @@ class ToolServer:
         self._parked: dict[str, _Parked] = {}
         self._preflights: dict[str, asyncio.TimerHandle] = {}
         """The `request_state` of calls asked for their preflight answers, not retried yet."""
-        self._background: set[asyncio.Task[Any]] = set()
+        self._background: set[asyncio.Future[Any]] = set()
         self.clients = Clients()
         """Who is connected: list changes and log messages go to them."""
         self.bus = InMemorySubscriptionBus()
@@ -519,17 +519,14 @@ class ToolServer:
                 return self._ask_first(needs)
         channel = CallChannel(f"mcp_{next(self._ids)}", params.name, ctx)
         self._channels[channel.call_id] = channel
-        channel.task = asyncio.create_task(self._run(channel, params.arguments))
+        call = ToolCall(channel.call_id, channel.tool, params.arguments or {})
+        channel.task = self.host.start_batch([call], cancel=channel.cancel)
+        channel.task.add_done_callback(functools.partial(self._forget, channel.call_id))
         return await self._drive(channel)
 
-    async def _run(self, channel: CallChannel, arguments: dict[str, Any] | None) -> CallResult:
-        try:
-            [result] = await self.host.run_batch(
-                [ToolCall(channel.call_id, channel.tool, arguments or {})], cancel=channel.cancel
-            )
-            return result
-        finally:
-            self._channels.pop(channel.call_id, None)
+    def _forget(self, call_id: str, task: asyncio.Future[list[CallResult]]) -> None:
+        """A call ended: its progress and questions have nowhere to go any more."""
+        self._channels.pop(call_id, None)
 
     async def _drive(self, channel: CallChannel) -> mt.CallToolResult | mt.InputRequiredResult:
         """Wait for the call to finish, or to need an answer from the client's user."""
@@ -564,7 +561,8 @@ class ToolServer:
                 channel.pump.cancel()
                 channel.pump = None
         await self._flush_progress(channel)
-        return self._result(task.result())
+        [result] = task.result()
+        return self._result(result)
 
     def _ask_first(self, needs: dict[str, mt.InputRequest]) -> mt.InputRequiredResult:
         """Answer a call that cannot run yet with what it needs; its retry runs it."""
@@ -623,7 +621,7 @@ class ToolServer:
             is_error=call.is_error,
         )
 
-    def _keep(self, task: asyncio.Task[Any]) -> None:
+    def _keep(self, task: asyncio.Future[Any]) -> None:
         """Let a call the client gave up on finish (cancelling) in the background."""
         self._background.add(task)
         task.add_done_callback(self._background.discard)
@@ -697,6 +695,8 @@ class ToolServer:
                 channel.pump = None
 
     async def _flush_progress(self, channel: CallChannel) -> None:
+        if not channel.progress:
+            return  # most calls: no timer to set up
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(FLUSH_SECONDS):
                 while channel.progress:
@@ -721,7 +721,7 @@ class ToolServer:
             await asyncio.wait(self._background, timeout=10.0)
 
 
-def _wake(waiter: asyncio.Future[_Ask | None], task: asyncio.Task[CallResult]) -> None:
+def _wake(waiter: asyncio.Future[_Ask | None], task: asyncio.Future[list[CallResult]]) -> None:
     """The call ended: wake the request waiting for it."""
     if not waiter.done():
         waiter.set_result(None)
