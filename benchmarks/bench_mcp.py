@@ -8,6 +8,7 @@ are driven over a real stdio pipe, one call at a time, by two clients in the sam
 - a raw JSON-RPC pipe client (a line out, a line back: the servers' own cost shows);
 - the SDK's client, in both protocol generations (what a Python host sees).
 
+Both run with their bytecode cached (`cached_bytecode`), warmed by one untimed spawn each.
 The two servers are measured in turn, never one after the other: spawns alternate (floor,
 deftly, floor, ...; the median of each), and both stay open while each call to deftly
 follows one to the floor, so a change in the machine's load weighs on both alike.
@@ -35,7 +36,7 @@ from mcp import Client, StdioServerParameters
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from _common import isolate, row  # noqa: E402
+from _common import cached_bytecode, isolate, row  # noqa: E402
 
 CALLS = 1000
 WARMUP = 30
@@ -50,8 +51,11 @@ def workspace() -> Path:
     return root
 
 
+BYTECODE = Path(tempfile.mkdtemp(prefix="deftly-bench-pycache-"))
+
+
 def env() -> dict[str, str]:
-    out = dict(os.environ)
+    out = cached_bytecode(dict(os.environ), BYTECODE)
     out["PYTHONPATH"] = str(ROOT) + os.pathsep + out.get("PYTHONPATH", "")
     return out
 
@@ -94,6 +98,14 @@ class RawServer:
             if answer.get("id") == number:
                 return dict(answer)
 
+    def cpu_seconds(self) -> float:
+        """The server's CPU time so far (user + system), from /proc (0 where there is none)."""
+        try:
+            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def close(self) -> None:
         assert self.proc.stdin is not None
         self.proc.stdin.close()
@@ -104,6 +116,8 @@ def spawn_times(commands: dict[str, list[str]]) -> dict[str, float]:
     """Median seconds from spawn to the first tools/list answer, the servers spawned in
     turn (floor, deftly, floor, ...) so both see the same machine."""
     times: dict[str, list[float]] = {name: [] for name in commands}
+    for command in commands.values():
+        RawServer(command).close()  # untimed: writes the bytecode
     for _ in range(SPAWNS):
         for name, command in commands.items():
             server = RawServer(command)
@@ -112,11 +126,17 @@ def spawn_times(commands: dict[str, list[str]]) -> dict[str, float]:
     return {name: statistics.median(values) for name, values in times.items()}
 
 
-def raw_calls(servers: dict[str, tuple[RawServer, str]], path: Path) -> dict[str, float]:
-    """Median µs per tools/call, the servers called in turn, one call each per round."""
+def raw_calls(
+    servers: dict[str, tuple[RawServer, str]], path: Path
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Median µs per tools/call, the servers called in turn, one call each per round; and
+    each server's CPU µs per call over the same calls (steadier on a loaded machine)."""
     first = path.read_text().splitlines()[0]
     samples: dict[str, list[float]] = {name: [] for name in servers}
+    cpu: dict[str, float] = {}
     for i in range(WARMUP + CALLS):
+        if i == WARMUP:
+            cpu = {name: server.cpu_seconds() for name, (server, _) in servers.items()}
         for name, (server, tool) in servers.items():
             call = {"name": tool, "arguments": {"path": str(path)}}
             begin = time.perf_counter()
@@ -125,7 +145,8 @@ def raw_calls(servers: dict[str, tuple[RawServer, str]], path: Path) -> dict[str
             assert first in json.dumps(answer), str(answer)[:200]
             if i >= WARMUP:
                 samples[name].append(took)
-    return {name: statistics.median(values) * 1e6 for name, values in samples.items()}
+    used = {name: (s.cpu_seconds() - cpu[name]) / CALLS * 1e6 for name, (s, _) in servers.items()}
+    return {name: statistics.median(values) * 1e6 for name, values in samples.items()}, used
 
 
 def measure_raw(ws: Path) -> None:
@@ -135,7 +156,7 @@ def measure_raw(ws: Path) -> None:
     floor, ours = RawServer(commands["floor"]), RawServer(commands["deftly"])
     try:
         assert '"Read"' in ours.listed, "Read is not served"
-        calls = raw_calls({"floor": (floor, "read"), "deftly": (ours, "Read")}, small)
+        calls, cpu = raw_calls({"floor": (floor, "read"), "deftly": (ours, "Read")}, small)
     finally:
         floor.close()
         ours.close()
@@ -145,6 +166,8 @@ def measure_raw(ws: Path) -> None:
     )
     row("minimal SDK server, call (floor)", calls["floor"], "µs")
     row("deftly serve, Read call", calls["deftly"], "µs", calls["floor"], "target <= 1.5x")
+    row("minimal SDK server, CPU per call (floor)", cpu["floor"], "µs")
+    row("deftly serve, CPU per Read call", cpu["deftly"], "µs", cpu["floor"])
     row("minimal SDK server, spawn to first tools/list", starts["floor"] * 1e3, "ms")
     row(
         "deftly serve, spawn to first tools/list",
@@ -181,7 +204,7 @@ def measure(mode: str, ws: Path) -> None:
     deftly = StdioServerParameters(
         command=DEFTLY, args=["serve", "-w", str(ws), "--mode", "auto"], env=env()
     )
-    floor = StdioServerParameters(command=FLOOR[0], args=FLOOR[1:])
+    floor = StdioServerParameters(command=FLOOR[0], args=FLOOR[1:], env=env())
     calls = anyio.run(sdk_calls, floor, deftly, mode, ws / "small.txt")
     print(f"MCP over stdio, SDK client, protocol mode {mode!r}: {CALLS} calls to each in turn")
     row("minimal SDK server, call (floor)", calls["floor"], "µs")

@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from _common import isolate, row  # noqa: E402
+from _common import cached_bytecode, isolate, row  # noqa: E402
 
 REPEATS = int(os.environ.get("BENCH_REPEATS", "7"))
 PYTHON = sys.executable
@@ -81,9 +81,7 @@ print(time.perf_counter() - started)
 
 
 def environment(cached: bool, cache: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env["PYTHONPYCACHEPREFIX"] = str(cache)
+    env = cached_bytecode(dict(os.environ), cache)
     if not cached:
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         env["PYTHONPYCACHEPREFIX"] = str(cache / "never-written")
