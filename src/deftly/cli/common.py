@@ -145,9 +145,10 @@ def run_async(main: Callable[[], Coroutine[Any, Any, T]]) -> T:
     import asyncio
 
     from deftly.contract.errors import DeftlyError
+    from deftly.contract.stack import with_stack_room
 
     try:
-        return asyncio.run(_stopped_by_signals(main))
+        return with_stack_room(asyncio.run, _stopped_by_signals(main))
     except typer.Exit:
         raise
     except (DeftlyError, UsageError) as exc:

@@ -32,6 +32,7 @@ from typing import Any
 from deftly.agent import events as ev
 from deftly.config.models import ModelSettings
 from deftly.contract.records import frozen
+from deftly.contract.stack import with_stack_room
 from deftly.contract.tool import CancelToken
 from deftly.session.subagents import ChildSpec
 
@@ -78,7 +79,7 @@ class ChildReport:
 
 def run_child_task(task: ChildTask) -> ChildReport:
     """The Ray task: run the child's turn in a fresh event loop of this worker."""
-    return asyncio.run(_run(task))
+    return with_stack_room(asyncio.run, _run(task))
 
 
 async def _run(task: ChildTask) -> ChildReport:

@@ -18,6 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from deftly.contract.stack import with_stack_room
 from deftly.scale.rollout.tasks import Task
 from deftly.scale.rollout.workspace import WorkspaceError, clone, run_setup
 
@@ -78,7 +79,7 @@ def execute(data: dict[str, Any]) -> dict[str, Any]:
     cancels it cleanly (the runtime stops what it started) when it runs in a main thread."""
     task = Task.model_validate(data["task"])
     options = RunOptions.from_json(data["options"])
-    return asdict(asyncio.run(_cancellable(run_task(task, options))))
+    return asdict(with_stack_room(asyncio.run, _cancellable(run_task(task, options))))
 
 
 async def _cancellable(work: Any) -> Outcome:
