@@ -163,3 +163,19 @@ async def test_without_a_process_tree_a_command_ends_when_its_shell_exits(
         assert task.status is TaskStatus.COMPLETED and task.log.tail_text() == "started\n"
     finally:
         await tasks.close()
+
+
+def _open_fds() -> set[str]:
+    return set(os.listdir("/proc/self/fd"))
+
+
+def test_a_pinned_read_that_cannot_be_a_file_leaves_no_descriptor_open(tmp_path: Path) -> None:
+    env = LocalEnv()
+    (tmp_path / "notes.txt").write_bytes(b"kept\n")
+    before = _open_fds()
+    with pytest.raises(IsADirectoryError):
+        env.open_read(tmp_path.resolve(), pinned=True)  # opens, then is no regular file
+    assert _open_fds() == before
+    with env.open_read((tmp_path / "notes.txt").resolve(), pinned=True) as handle:
+        assert handle.read() == b"kept\n"
+    assert _open_fds() == before

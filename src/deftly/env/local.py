@@ -72,7 +72,7 @@ class LocalEnv(ExecEnv):
         """See `ExecEnv.open_read`."""
         if not pinned:
             return open(path, "rb")
-        return os.fdopen(_open_pinned(path, os.O_RDONLY), "rb")
+        return _reader(_open_pinned(path, os.O_RDONLY))
 
     def stat_handle(self, handle: io.BufferedIOBase) -> FileStat:
         """See `ExecEnv.stat_handle`."""
@@ -251,6 +251,18 @@ def _keep_owner(fd: int, existing: os.stat_result) -> None:
 
 
 _DEFAULT_STREAM_LIMIT = 2**16
+
+
+def _reader(fd: int) -> io.BufferedReader:
+    """A buffered reader that owns `fd`: what `os.fdopen(fd, "rb")` makes, without its
+    terminal check (an ioctl on every open: a file opened to read is never a terminal's
+    line-buffered stream)."""
+    try:
+        raw = io.FileIO(fd, "rb", closefd=True)
+    except BaseException:
+        os.close(fd)  # not owned yet (once it is, closing `raw` closes it)
+        raise
+    return io.BufferedReader(raw)
 
 
 def _open_pinned(path: Path, flags: int, mode: int = 0o666) -> int:

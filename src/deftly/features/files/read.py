@@ -157,7 +157,8 @@ class ReadTool(TrackedFileTool[ReadParams]):
         )
         with self.env.open_read(path, pinned=True) as handle:
             before = self.env.stat_handle(handle)
-            header = handle.read(SNIFF_BYTES)
+            # no more than the file holds: a smaller file needs no read that finds its end
+            header = handle.read(min(SNIFF_BYTES, before.st_size) or SNIFF_BYTES)
             sniff = self._check_kind(raw, path, header, before.st_size)
             note_extra: list[str] = []
             source: BufferedIOBase
