@@ -9,6 +9,7 @@ outside. The real path is what a tool then reads or writes.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -51,6 +52,15 @@ SymlinkLoopError = LinkLoopError
 """A path goes through more links than the kernel would follow (a loop)."""
 
 
+@functools.lru_cache(maxsize=4096)
+def path_of(text: str) -> Path:
+    """`Path(text)`, remembered: a function of the text alone, and 3.11's pathlib parses
+    in Python, which cost more than every look-up of a small call (a call builds the path
+    it was given and its real path; a session uses few paths, and a repeated one is free;
+    a `Path` is immutable, so one may be shared)."""
+    return Path(text)
+
+
 def real_path(path: str | os.PathLike[str], probe: PathProbe = LOCAL_PROBE) -> Path:
     """Resolve symlinks component by component, like the kernel does.
 
@@ -59,7 +69,7 @@ def real_path(path: str | os.PathLike[str], probe: PathProbe = LOCAL_PROBE) -> P
     A relative path is taken from the current directory. Every look at the file system
     goes through `probe` (the environment's view; this machine by default).
     """
-    return Path(real_path_text(path, probe))
+    return path_of(real_path_text(path, probe))
 
 
 @dataclass(slots=True)
@@ -117,7 +127,7 @@ def real_path_text(path: str | os.PathLike[str], probe: PathProbe = LOCAL_PROBE)
 def normal_path(path: str | os.PathLike[str]) -> Path:
     """`os.path.normpath`, except that a leading `//` means `/` (as it does on Linux), so
     `//etc/passwd` is compared and matched as `/etc/passwd`."""
-    return Path(normal_text(path))
+    return path_of(normal_text(path))
 
 
 def normal_text(path: str | os.PathLike[str]) -> str:
@@ -179,7 +189,7 @@ class Workspace:
 
     def real_path(self, path: str | os.PathLike[str]) -> Path:
         """`real_path` through this workspace's probe."""
-        return Path(real_path_text(path, self.probe))
+        return path_of(real_path_text(path, self.probe))
 
     # -- the directories paths may live in ------------------------------------------------
 
@@ -295,9 +305,9 @@ class Workspace:
         assert self.cwd is not None
         # Strings until the end: `Path` objects cost more than the look-ups themselves.
         joined = expanded if raw_is_absolute else os.path.join(os.fspath(self.cwd), expanded)
-        lexical = Path(normal_text(joined))
+        lexical = path_of(normal_text(joined))
         try:
-            real = Path(real_path_text(joined, self.probe))
+            real = path_of(real_path_text(joined, self.probe))
         except SymlinkLoopError:
             raise PathSecurityError(
                 "PATH_LOOP",
