@@ -34,7 +34,7 @@ def _servers(tmp_path: Path) -> tuple[Path, Path]:
 async def test_first_list_at_once_and_the_good_server_joins_later(
     workspace: Path, tmp_path: Path
 ) -> None:
-    servers, _ = _servers(tmp_path)
+    servers, pid_file = _servers(tmp_path)
     changed = asyncio.Event()
     logs: list[mt.LoggingMessageNotificationParams] = []
 
@@ -70,6 +70,11 @@ async def test_first_list_at_once_and_the_good_server_joins_later(
         # a built-in call is not held up by the hanging server either
         read = await client.call_tool("Glob", {"pattern": "*"})
         assert not read.is_error
+        assert wait_until(lambda: pid_file.exists() and pid_file.read_text().isdigit(), 30)
+        hang_pid = int(pid_file.read_text())
+    # the SDK's client closes our stdin, waits 2 s and sends SIGTERM: mid-way through the
+    # hanging server's own grace period, which must not leave it running
+    assert wait_until(lambda: not alive(hang_pid), 15), "the hanging server was orphaned"
 
 
 def capabilities_declare_changes(client: Client) -> bool:

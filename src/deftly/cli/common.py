@@ -164,6 +164,8 @@ async def _stopped_by_signals(main: Callable[[], Coroutine[Any, Any, T]]) -> T:
     once, for a close that hangs)."""
     import asyncio
 
+    from deftly.env.signals import on_stop_signals
+
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     received: list[int] = []
@@ -177,18 +179,14 @@ async def _stopped_by_signals(main: Callable[[], Coroutine[Any, Any, T]]) -> T:
         if task is not None:
             task.cancel()
 
-    for signum in STOP_SIGNALS:
-        loop.add_signal_handler(signum, stop, signum)
     loop.call_soon(startup.resume)  # at the latest when the command first waits
     try:
-        result = await main()
+        with on_stop_signals(stop, STOP_SIGNALS):
+            result = await main()
     except asyncio.CancelledError:
         if received:
             raise Stopped(received[0]) from None
         raise
-    finally:
-        for signum in STOP_SIGNALS:
-            loop.remove_signal_handler(signum)
     if received:
         raise Stopped(received[0])
     return result

@@ -188,6 +188,8 @@ async def serve(
     """What `deftly serve` does; `setup` may adjust the runtime before serving (tests).
     `workspace` None: the current directory, until the client's roots say otherwise."""
     # Imported here: the MCP SDK is slow to load, and other commands do not need it.
+    from deftly.env.signals import on_stop_signals
+    from deftly.features.mcp.stdio import kill_mounted_servers
     from deftly.serve.approval import ElicitationApprover
     from deftly.serve.http_auth import TOKEN_ENV, is_loopback
     from deftly.serve.prompts import ServedPrompts
@@ -275,7 +277,10 @@ async def serve(
         finally:
             await follower.aclose()
     finally:
-        await served.close()
+        # a stop signal now (the SDK's client sends SIGTERM 2 s after closing our stdin)
+        # must not cut this short: it ends the mounted servers' grace period instead
+        with on_stop_signals(lambda _: kill_mounted_servers()):
+            await served.close()
     if not finished:
         # Stopped by a signal while the client kept stdin open: everything is closed, but
         # the SDK's stdin read sits in a thread nothing can interrupt, so leave now.

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import signal
 import socket
 from collections.abc import Callable, Iterator
 
@@ -17,30 +16,12 @@ import uvicorn
 from mcp.server.stdio import stdio_server
 from starlette.types import ASGIApp
 
+from deftly.env.signals import on_stop_signals
 from deftly.serve.http_auth import BearerGate
 from deftly.serve.server import ToolServer
 from deftly.serve.undecodable import AnsweringUndecodable
 
 HTTP_PATH = "/mcp"
-
-
-@contextlib.contextmanager
-def stop_on_signals(stop: Callable[[], None]) -> Iterator[None]:
-    """Call `stop` on SIGINT/SIGTERM/SIGHUP instead of dying where we stand (main thread only)."""
-    loop = asyncio.get_running_loop()
-    installed: list[signal.Signals] = []
-    hangup = getattr(signal, "SIGHUP", None)  # the terminal went away: stop as for TERM
-    for sig in (signal.SIGINT, signal.SIGTERM, *([hangup] if hangup else [])):
-        try:
-            loop.add_signal_handler(sig, stop)
-            installed.append(sig)
-        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread
-            pass
-    try:
-        yield
-    finally:
-        for sig in installed:
-            loop.remove_signal_handler(sig)
 
 
 async def serve_stdio(server: ToolServer) -> bool:
@@ -60,7 +41,7 @@ async def serve_stdio(server: ToolServer) -> bool:
     serving = asyncio.create_task(run())
     stop = asyncio.Event()
     try:
-        with stop_on_signals(stop.set):
+        with on_stop_signals(lambda _: stop.set()):
             stopped = asyncio.create_task(stop.wait())
             try:
                 await asyncio.wait({serving, stopped}, return_when=asyncio.FIRST_COMPLETED)
@@ -116,7 +97,7 @@ async def serve_http(
         web.should_exit = True
 
     try:
-        with stop_on_signals(stop):
+        with on_stop_signals(lambda _: stop()):
             running = asyncio.create_task(web.serve())
             ready = asyncio.create_task(web.ready.wait())
             await asyncio.wait({running, ready}, return_when=asyncio.FIRST_COMPLETED)

@@ -12,6 +12,8 @@ from __future__ import annotations
 import codecs
 import contextlib
 import logging
+import os
+import signal
 import sys
 from collections.abc import AsyncIterator
 from typing import TextIO
@@ -25,6 +27,18 @@ from mcp.shared.message import SessionMessage
 log = logging.getLogger(__name__)
 
 WRITER_FLUSH_SECONDS = 2.0
+
+_running: set[int] = set()
+"""The process groups of the mounted servers this process runs (each leads its own)."""
+
+
+def kill_mounted_servers() -> None:
+    """Kill every mounted server's process group now, without the grace period: a stop
+    signal came while deftly was closing them, and whoever sent it may kill deftly next
+    (the MCP SDK's client does, 2 s later), which would leave them running."""
+    for group in list(_running):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(group, signal.SIGKILL)
 
 
 class LineSplitter:
@@ -61,6 +75,7 @@ async def stdio_transport(
         errlog=errlog if errlog is not None else sys.stderr,
         cwd=server.cwd,
     )
+    _running.add(process.pid)  # the SDK starts it in a session of its own: pgid = pid
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
     writer_done = anyio.Event()
@@ -108,7 +123,10 @@ async def stdio_transport(
         write_stream.close()
         with anyio.move_on_after(WRITER_FLUSH_SECONDS):
             await writer_done.wait()
-        await sdk_stdio._stop_server_process(process)
+        try:
+            await sdk_stdio._stop_server_process(process)
+        finally:
+            _running.discard(process.pid)
         await sdk_stdio._aclose_all(read_stream, write_stream, read_writer, write_reader)
         await anyio.lowlevel.checkpoint()
 
