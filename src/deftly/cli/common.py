@@ -126,9 +126,10 @@ def fail(message: str, code: int = USAGE_ERROR) -> typer.Exit:
     return typer.Exit(code)
 
 
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+CANCEL_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 """Signals that stop a command the way Ctrl-C does: its calls are cancelled and the
-runtime closes, so no command it started outlives it."""
+runtime closes, so no command it started outlives it (SIGINT itself arrives as
+KeyboardInterrupt; a scope such as serve's may take all of `env.signals.STOP_SIGNALS`)."""
 
 
 class Stopped(Exception):
@@ -181,7 +182,7 @@ async def _stopped_by_signals(main: Callable[[], Coroutine[Any, Any, T]]) -> T:
 
     loop.call_soon(startup.resume)  # at the latest when the command first waits
     try:
-        with on_stop_signals(stop, STOP_SIGNALS):
+        with on_stop_signals(stop, CANCEL_SIGNALS):
             result = await main()
     except asyncio.CancelledError:
         if received:
