@@ -29,6 +29,7 @@ import functools
 import inspect
 import logging
 import time
+import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
@@ -47,6 +48,7 @@ from deftly.execution.calls import (
     ToolCall,
     parse_arguments,
 )
+from deftly.execution.collector import BATCH_ROOM
 from deftly.execution.events import (
     BatchStarted,
     EventBus,
@@ -542,6 +544,8 @@ class Batch:
         self._shared: list[ToolCall] = []
         self._lookups = Lookups()
         """Real paths looked up by this batch's calls, until a call that may write."""
+        BATCH_ROOM.enter()  # its calls live together until the end (collector.py)
+        self._leave_room = weakref.finalize(self, BATCH_ROOM.leave)  # once, even if dropped
         executor.events.emit(BatchStarted(identity))
         self._worker = asyncio.ensure_future(self._prepare_in_order())
         self._watcher = asyncio.ensure_future(executor._watch(cancel, self._running))
@@ -583,6 +587,7 @@ class Batch:
             return list(await asyncio.gather(*self._results))
         finally:
             self._watcher.cancel()
+            self._leave_room()
 
     async def _prepare_in_order(self) -> None:
         while (slot := await self._queue.get()) is not None:
