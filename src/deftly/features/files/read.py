@@ -53,6 +53,14 @@ INLINE_MAX_BYTES = 64 * 1024
 """A file this small is read without the hop to a worker thread (the hop costs more)."""
 
 
+def _first_read(size: int) -> int:
+    """How much to read first: all of a small file (exactly its size, so no read is spent
+    finding its end, and the rest works in memory), else the sample that tells its kind."""
+    if 0 < size <= INLINE_MAX_BYTES:
+        return size
+    return min(SNIFF_BYTES, size) or SNIFF_BYTES
+
+
 def _not_zero(value: int) -> int:
     if value == 0:
         raise ValueError(
@@ -157,8 +165,7 @@ class ReadTool(TrackedFileTool[ReadParams]):
         )
         with self.env.open_read(path, pinned=True) as handle:
             before = self.env.stat_handle(handle)
-            # no more than the file holds: a smaller file needs no read that finds its end
-            header = handle.read(min(SNIFF_BYTES, before.st_size) or SNIFF_BYTES)
+            header = handle.read(_first_read(before.st_size))
             sniff = self._check_kind(raw, path, header, before.st_size)
             note_extra: list[str] = []
             source: BufferedIOBase
@@ -199,6 +206,8 @@ class ReadTool(TrackedFileTool[ReadParams]):
         return content_digest(handle.read())
 
     def _check_kind(self, raw: str, path: Path, header: bytes, size: int) -> Sniff:
+        whole = size <= len(header) <= SNIFF_BYTES  # the sample is all the file holds
+        header = header[:SNIFF_BYTES]
         kind = detect_file_type(path, header, "text")
         if kind.kind == "image":
             raise FileToolFailed(
@@ -211,7 +220,7 @@ class ReadTool(TrackedFileTool[ReadParams]):
                 "plays video. To look at it, extract frames with Bash (e.g. `ffmpeg -i "
                 f'"{raw}" -vf fps=1 frame_%03d.png`) and open them with ReadMediaFile.'
             )
-        sniff = sniff_encoding(header, complete=size <= len(header))
+        sniff = sniff_encoding(header, complete=whole)
         if sniff.kind == "binary":
             raise FileToolFailed(_binary_message(raw, kind.mime))
         if sniff.kind == "undecodable":
