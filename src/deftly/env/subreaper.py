@@ -11,7 +11,6 @@ the process, and is inherited by nothing (children start without it).
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import functools
 import logging
 import sys
@@ -32,8 +31,9 @@ def _prctl_subreaper() -> bool:
     if not sys.platform.startswith("linux"):
         return False
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        prctl = libc.prctl
+        # The symbols this process already has (the interpreter is linked with libc):
+        # `ctypes.util.find_library` would run `ldconfig -p` at every start to find them.
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
         return False
     prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]

@@ -20,8 +20,9 @@ Every feature may import this module; a feature never imports another feature.
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, TypeVar
@@ -137,9 +138,33 @@ class SessionContext:
         """The workspace's root directory."""
         return self.workspace.root
 
+    _alongside: list[asyncio.Task[None]] = field(default_factory=list, repr=False)
+
     def on_close(self, closer: Closer) -> None:
         """Run `closer` when the session scope closes (newest first)."""
         self.closers.add(closer)
+
+    def alongside(self, work: Coroutine[object, object, None]) -> None:
+        """Run `work` while the later features take their session steps (a probe that waits
+        on another process); the session is ready only once it is done, and its failure
+        fails the start as the step's own would."""
+        self._alongside.append(asyncio.ensure_future(work))
+
+    async def finish_alongside(self, *, cancel: bool = False) -> None:
+        """Wait for the work started `alongside`, in order; a failure (or a cancelled wait)
+        cancels the rest. `cancel`: stop it all instead (the start failed)."""
+        pending, self._alongside = self._alongside, []
+        if cancel:
+            for task in pending:
+                task.cancel()
+            await asyncio.gather(*pending, return_exceptions=True)
+            return
+        try:
+            for task in pending:
+                await task
+        finally:
+            for task in pending:
+                task.cancel()
 
 
 @dataclass(eq=False)

@@ -161,8 +161,13 @@ class SessionRuntime:
         )
         self.context = ctx
         self._closers.add_sync(keep_session_approvals(self.store, self.permissions, self.events))
-        for feature in self.features:
-            await feature.start_session(ctx)
+        try:
+            for feature in self.features:
+                await feature.start_session(ctx)
+        except BaseException:
+            await ctx.finish_alongside(cancel=True)
+            raise
+        await ctx.finish_alongside()
         return ctx
 
     async def close(self) -> None:

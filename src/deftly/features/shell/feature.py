@@ -37,7 +37,11 @@ class ShellFeature(Feature):
             background=ctx.options.background,
             board=ctx.services.find(TaskBoard),
         )
-        ctx.diagnostics.extend(await tasks.check())
+
+        async def check() -> None:
+            ctx.diagnostics.extend(await tasks.check())
+
+        ctx.alongside(check())  # the sandbox probe waits on bubblewrap: the others go on
         ctx.workspace.add_directory(tasks.log_dir)
         ctx.services.provide(tasks)
         ctx.on_close(tasks.close)
