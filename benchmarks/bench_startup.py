@@ -7,7 +7,9 @@ start pays before any work, each against a floor measured in the same run.
 - `deftly --version`, `deftly --help`, `deftly tools --json` (an empty git workspace),
   spawn to exit; floor: a minimal typer program (two commands, rich help) asked for --help.
 - `deftly serve`, spawn to the answer to the first `tools/list` (raw JSON-RPC over stdio);
-  floor: the smallest SDK server (`_minimal_read_server.py`) the same way.
+  floor: the smallest SDK server (`_minimal_read_server.py`) the same way. The warming run
+  leaves the listing the later starts answer from while they build their runtime
+  (`deftly.serve.early`); bench_mcp.py also times a start in a workspace never served.
 
 Every process runs with its bytecode cached, the way an installed deftly runs: a fresh
 `PYTHONPYCACHEPREFIX` is warmed by one run of each program first (the sandbox sets

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
 import sys
@@ -32,7 +34,7 @@ if TYPE_CHECKING:
     from deftly.serve.prompts import ServedPrompts
     from deftly.serve.resources import SessionResources
     from deftly.serve.roots import Roots
-    from deftly.serve.server import ToolServer
+    from deftly.serve.server import ToolHost, ToolServer
 
 MCP_LOGGER = "deftly.mcp"
 
@@ -188,15 +190,26 @@ async def serve(
     """What `deftly serve` does; `setup` may adjust the runtime before serving (tests).
     `workspace` None: the current directory, until the client's roots say otherwise."""
     # Imported here: the MCP SDK is slow to load, and other commands do not need it.
+    from deftly.config.loader import user_config_dir
     from deftly.env.signals import on_stop_signals
     from deftly.features.mcp.stdio import kill_mounted_servers
     from deftly.serve.approval import ElicitationApprover
+    from deftly.serve.early import (
+        BUILD_ANYWAY_SECONDS,
+        ListingStore,
+        PendingHost,
+        WhenReady,
+        listing_key,
+        responsive_threads,
+    )
     from deftly.serve.http_auth import TOKEN_ENV, is_loopback
     from deftly.serve.prompts import ServedPrompts
     from deftly.serve.questions import ElicitationAnswerer
+    from deftly.serve.resources import SessionResources
     from deftly.serve.roots import RootsFollower
     from deftly.serve.serve import serve_http, serve_stdio
     from deftly.serve.server import ToolServer
+    from deftly.session.paths import data_home
 
     where = workspace if workspace is not None else Path.cwd().resolve()
     token = os.environ.get(TOKEN_ENV) or None
@@ -209,11 +222,13 @@ async def serve(
     approver = ElicitationApprover(workspace=where)
     answerer = ElicitationAnswerer()
 
-    async def open_runtime(folder: Path) -> Runtime:
+    def make_runtime(folder: Path) -> Runtime:
         # stdin may be the protocol: never ask about trust here (--trust or `deftly trust`)
-        rt = build_runtime(
+        return build_runtime(
             folder, mode, False, mcp_config=mcp_config, approver=approver, trust=trust
         )
+
+    async def start_runtime(rt: Runtime, folder: Path) -> Runtime:
         rt.connect_in_background()  # answer the client now; mounted tools come later
         await rt.start()
         from deftly.features.disclosure.disclosure import DeferredTools
@@ -226,26 +241,91 @@ async def serve(
             setup(rt)
         return rt
 
-    served = ServedRuntime(await open_runtime(where))
-    finished = True
-    try:
-        rt = served.runtime
-        print_diagnostics(rt)
-        prompts = ServedPrompts(None, None)
-        resources = session_resources(rt, None)
-        server = ToolServer(
-            rt,
-            approver=approver,
-            answerer=answerer,
-            instructions=instructions(rt),
-            answer_timeout=rt.config.mcp.approval_timeout,
-            prompts=prompts,
-            resources=resources,
-            inbox=rt.agent.inbox,  # cron fires reach the client as log messages
-        )
+    async def open_runtime(folder: Path) -> Runtime:
+        return await start_runtime(make_runtime(folder), folder)
+
+    # stdio: answer from the last start's listing while the runtime is built (early.py)
+    listings = ListingStore(data_home() / "serve" / "listings")
+    key = None
+    if transport is Transport.stdio:
+        options = {"mode": mode, "mcp_config": [str(p) for p in mcp_config or ()], "trust": trust}
+        key = listing_key(where, options, [user_config_dir(), where / ".deftly"])
+    early = listings.load(key) if key is not None and setup is None else None
+    pending = PendingHost() if early is not None else None
+    prompts = ServedPrompts(None, None)
+    resources = SessionResources([], None)  # both wired to the runtime by `served.attach`
+    first: Runtime | None = None
+    early_instructions = early.instructions if early is not None else None
+    if pending is None:
+        first = await open_runtime(where)
+        print_diagnostics(first)
+    served_host: ToolHost
+    if first is not None:
+        served_host = first
+    else:
+        assert pending is not None
+        served_host = pending
+    server = ToolServer(
+        served_host,
+        approver=approver,
+        answerer=answerer,
+        instructions=instructions(first) if first is not None else early_instructions,
+        answer_timeout=first.config.mcp.approval_timeout if first is not None else 600.0,
+        prompts=WhenReady(prompts, resources, pending) if pending is not None else prompts,
+        resources=WhenReady(prompts, resources, pending) if pending is not None else resources,
+        inbox=first.agent.inbox if first is not None else None,  # cron fires reach the client
+        early=early,
+    )
+    served_at: asyncio.Future[ServedRuntime] = asyncio.get_running_loop().create_future()
+
+    def attach(rt: Runtime) -> None:
+        served = ServedRuntime(rt)
         served.attach(server, prompts, resources)
+        served_at.set_result(served)
+
+    def keep_listing(rt: Runtime) -> None:
+        """What this start's runtime lists, for the next start to say early."""
+        if key is None:
+            return
+        now = server.listing(instructions(rt))
+        if early is None or not early.same_as(now) or early.instructions != now.instructions:
+            listings.save(key, now)
+
+    async def build_beside() -> None:
+        """The runtime, built while the server answers from the early listing."""
+        assert pending is not None
+        await pending.wanted.wait()
+        try:
+            with responsive_threads():  # the server's threads keep answering meanwhile
+                rt = await asyncio.to_thread(make_runtime, where)
+            await start_runtime(rt, where)
+        except BaseException as exc:
+            pending.failed(exc)
+            raise
+        print_diagnostics(rt)
+        server.answer_timeout = rt.config.mcp.approval_timeout
+        attach(rt)
+        await server.replace_host(rt, inbox=rt.agent.inbox)  # told only if the list differs
+        pending.ready(rt)
+        keep_listing(rt)
+
+    async def use_roots(roots: Roots) -> None:
+        if pending is not None:
+            pending.want()  # a call may be waiting for these roots
+        await (await asyncio.shield(served_at)).use_roots(roots, open_runtime)
+
+    if first is not None:
+        attach(first)
+        keep_listing(first)
+    finished = True
+    builder = None
+    if pending is not None:
+        server.on_listed = pending.want
+        asyncio.get_running_loop().call_later(BUILD_ANYWAY_SECONDS, pending.want)
+        builder = asyncio.ensure_future(build_beside())
+    try:
         follower = RootsFollower(
-            lambda roots: served.use_roots(roots, open_runtime),
+            use_roots,
             server.log_soon,
             fixed=workspace,
             warn=lambda text: err.print(text, highlight=False, soft_wrap=True),
@@ -254,7 +334,7 @@ async def serve(
         )
         follower.install(server.server)
         server.preflight = follower
-        banner = f"deftly serve: {len(server.tool_definitions())} tools for {rt.workspace_path}"
+        banner = f"deftly serve: {len(server.tool_definitions())} tools for {where}"
 
         def announce(where: str) -> None:
             # Plain text (no rich console to import, no markup read in the path)
@@ -264,7 +344,7 @@ async def serve(
         try:
             if transport is Transport.stdio:
                 announce("on stdio")
-                finished = await serve_stdio(server)
+                finished = await serve_stdio(server, beside=builder)
             else:
                 guarded = " (bearer token required)" if token else ""
                 await serve_http(
@@ -277,10 +357,15 @@ async def serve(
         finally:
             await follower.aclose()
     finally:
+        if builder is not None and not builder.done():
+            builder.cancel()  # the client left before the runtime was up
+            with contextlib.suppress(BaseException):
+                await builder
         # a stop signal now (the SDK's client sends SIGTERM 2 s after closing our stdin)
         # must not cut this short: it ends the mounted servers' grace period instead
-        with on_stop_signals(lambda _: kill_mounted_servers()):
-            await served.close()
+        if served_at.done():
+            with on_stop_signals(lambda _: kill_mounted_servers()):
+                await served_at.result().close()
     if not finished:
         # Stopped by a signal while the client kept stdin open: everything is closed, but
         # the SDK's stdin read sits in a thread nothing can interrupt, so leave now.

@@ -56,6 +56,7 @@ from deftly.features.notify.notification import Notification
 from deftly.registry.registry import ToolRegistry
 from deftly.serve.approval import ElicitationApprover
 from deftly.serve.clients import Client, Clients
+from deftly.serve.early import EarlyListing
 from deftly.serve.inbox import InboxRelay
 from deftly.serve.logging import LIST_CHANGING, passes, route_of
 from deftly.serve.questions import ElicitationAnswerer
@@ -332,8 +333,11 @@ class ToolServer:
         prompts: PromptSource | None = None,
         resources: ResourceSource | None = None,
         inbox: Inbox | None = None,
+        early: EarlyListing | None = None,
     ) -> None:
         self.host = host
+        self._early = early
+        """What `tools/list` answers until the runtime is up (`early.py`); None after."""
         self.answer_timeout = answer_timeout
         self._ids = itertools.count(1)
         self._channels: dict[str, CallChannel] = {}
@@ -352,6 +356,9 @@ class ToolServer:
         self._check_due = False
         self.on_first_request: Callable[[ServerRequestContext[Any]], None] | None = None
         """Called once, at the first client request."""
+        self.on_listed: Callable[[], None] | None = None
+        """Called each time a `tools/list` answer is ready (`deftly serve` then builds
+        its runtime, when it answered from the early listing)."""
         self.preflight: CallPreflight | None = None
         """Asked before each new tool call (`deftly serve`: the client's roots)."""
         if approver is not None:
@@ -412,6 +419,8 @@ class ToolServer:
         requesting `client` cannot show a form, the tools that ask the user."""
         out: list[mt.Tool] = []
         can_ask = client is None or client_can_elicit(client)
+        if self._early is not None:
+            return self._early.definitions(can_ask)
         for info in self.host.tools():
             entry = self.host.registry.get(info.name)
             traits = traits_of(entry.tool) if entry is not None else None
@@ -434,6 +443,26 @@ class ToolServer:
             )
         return out
 
+    def listing(self, instructions: str | None, *, mounted: bool = False) -> EarlyListing:
+        """What `tools/list` says now, to be said early by the next start (`early.py`);
+        mounted servers' tools are left out (they join when their server connects) unless
+        `mounted`."""
+        registry = self.host.registry
+        entries = {name: registry.get(name) for name in registry.names()}
+        asks = [
+            name
+            for name, entry in entries.items()
+            if entry is not None
+            and (traits := traits_of(entry.tool)) is not None
+            and traits.asks_user
+        ]
+        own = [
+            tool
+            for tool in self.tool_definitions()
+            if mounted or (entry := entries.get(tool.name)) is None or entry.source != "mcp"
+        ]
+        return EarlyListing.of(own, asks, instructions)
+
     async def _list_tools(
         self, ctx: ServerRequestContext[Any], params: mt.PaginatedRequestParams | None
     ) -> mt.ListToolsResult:
@@ -441,6 +470,8 @@ class ToolServer:
         tools = self.tool_definitions(ctx)
         self._listed = tuple(t.name for t in tools)
         self._listed_for = ctx
+        if self.on_listed is not None:
+            self.on_listed()
         return mt.ListToolsResult(tools=tools)
 
     async def replace_host(self, host: ToolHost, *, inbox: Inbox | None = None) -> None:
@@ -456,7 +487,9 @@ class ToolServer:
         if inbox is not None:
             self._relay = InboxRelay(inbox, self._log, self.clients.connected)
             self._relay.start()
-        self.changed("tools")
+        early, self._early = self._early, None
+        if early is None or not early.same_as(self.listing(None, mounted=True)):
+            self.changed("tools")
 
     # -- list changes --------------------------------------------------------------------
 
