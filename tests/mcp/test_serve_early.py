@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -176,3 +177,59 @@ async def test_mounted_tools_are_not_said_early_but_join_when_connected(
         assert "mcp__good__echo" in later
         echo = await client.call_tool("mcp__good__echo", {"text": "joined"})
         assert not echo.is_error
+
+
+def test_a_runtime_that_cannot_be_built_answers_every_call_with_why(
+    workspace: Path, isolated_home: Path
+) -> None:
+    config = isolated_home / "config" / "deftly" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("[output]\nmax_chars = 100000\n")
+    argv = [DEFTLY, "serve", "-w", str(workspace), "--mode", "auto"]
+    assert _raw_session(argv)[0] == 0  # a good start, which saves its listing
+    # Broken, yet seen unchanged by the key (same size and time): the early path is taken.
+    before = config.stat()
+    config.write_bytes(b"[output\nmax_chars = 1".ljust(before.st_size, b"0"))
+    os.utime(config, ns=(before.st_atime_ns, before.st_mtime_ns))
+    code, answers, stderr = _raw_session(argv)
+    call = next(a for a in answers if a.get("id") == 2)
+    text = call["result"]["content"][0]["text"]
+    assert call["result"]["isError"] and "could not run" in text and "not valid TOML" in text
+    assert code != 0 and "not valid TOML" in stderr and "Traceback" not in stderr
+
+
+def _raw_session(argv: list[str]) -> tuple[int, list[dict[str, Any]], str]:
+    """initialize, tools/list and one Glob call over a raw pipe; the exit code, every
+    message the server sent, and its stderr."""
+    process = subprocess.Popen(
+        argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=subprocess_env(),
+    )
+    assert process.stdin is not None and process.stdout is not None
+    hello = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    }
+    answers: list[dict[str, Any]] = []
+
+    def ask(number: int, method: str, params: dict[str, Any]) -> None:
+        assert process.stdin is not None and process.stdout is not None
+        message = {"jsonrpc": "2.0", "id": number, "method": method, "params": params}
+        process.stdin.write(json.dumps(message).encode() + b"\n")
+        process.stdin.flush()
+        while True:
+            answer = json.loads(process.stdout.readline())
+            answers.append(answer)
+            if answer.get("id") == number:
+                return
+
+    ask(0, "initialize", hello)
+    process.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+    ask(1, "tools/list", {})
+    ask(2, "tools/call", {"name": "Glob", "arguments": {"pattern": "*"}})
+    _, stderr = process.communicate(timeout=60)
+    return process.returncode, answers, stderr.decode()

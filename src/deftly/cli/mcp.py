@@ -292,13 +292,21 @@ async def serve(
             listings.save(key, now)
 
     async def build_beside() -> None:
-        """The runtime, built while the server answers from the early listing."""
+        """The runtime, built while the server answers from the early listing. If it
+        cannot be built, every call is answered with why, and serve ends with that error
+        once the client leaves (as a start that failed before answering would)."""
         assert pending is not None
         await pending.wanted.wait()
         try:
             with responsive_threads():  # the server's threads keep answering meanwhile
                 rt = await asyncio.to_thread(make_runtime, where)
             await start_runtime(rt, where)
+        except Exception as exc:
+            pending.failed(exc)
+            build_failed.append(exc)
+            err.print(f"deftly serve: could not start: {exc}", highlight=False, soft_wrap=True)
+            server.log_soon("deftly", f"deftly could not start: {exc}", "error")
+            return
         except BaseException as exc:
             pending.failed(exc)
             raise
@@ -318,6 +326,7 @@ async def serve(
         attach(first)
         keep_listing(first)
     finished = True
+    build_failed: list[Exception] = []
     builder = None
     if pending is not None:
         server.on_listed = pending.want
@@ -344,7 +353,7 @@ async def serve(
         try:
             if transport is Transport.stdio:
                 announce("on stdio")
-                finished = await serve_stdio(server, beside=builder)
+                finished = await serve_stdio(server)
             else:
                 guarded = " (bearer token required)" if token else ""
                 await serve_http(
@@ -366,6 +375,8 @@ async def serve(
         if served_at.done():
             with on_stop_signals(lambda _: kill_mounted_servers()):
                 await served_at.result().close()
+    if build_failed:
+        raise build_failed[0]  # the message and exit code of a start that failed
     if not finished:
         # Stopped by a signal while the client kept stdin open: everything is closed, but
         # the SDK's stdin read sits in a thread nothing can interrupt, so leave now.

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import mcp.types as mt
+from mcp.shared.exceptions import MCPError
 
 from deftly.execution.calls import CallResult, ToolCall
 from deftly.execution.events import EventListener
@@ -225,9 +226,12 @@ class PendingHost:
             self._host.exception()  # retrieved here: a call may never have waited
 
     async def wait(self) -> None:
-        """Until the runtime is up (raises what its build raised)."""
+        """Until the runtime is up; an MCP error saying why, if it could not be built."""
         self.want()
-        await asyncio.shield(self._host)
+        try:
+            await asyncio.shield(self._host)
+        except Exception as exc:
+            raise MCPError(mt.INTERNAL_ERROR, f"deftly could not start: {exc}") from None
 
 
 class WhenReady:

@@ -24,14 +24,12 @@ from deftly.serve.undecodable import AnsweringUndecodable
 HTTP_PATH = "/mcp"
 
 
-async def serve_stdio(server: ToolServer, *, beside: asyncio.Future[None] | None = None) -> bool:
+async def serve_stdio(server: ToolServer) -> bool:
     """Serve one client over our stdin/stdout until it closes stdin or a signal comes.
 
     Returns False when a signal stopped it while the client still held stdin open: the
     SDK reads stdin in a worker thread that cannot be interrupted, so that read is left
-    behind. The caller should then exit the process once it has cleaned up. `beside`:
-    work done while serving (the runtime being built); if it fails, serving stops and
-    its error is raised here.
+    behind. The caller should then exit the process once it has cleaned up.
     """
     lowlevel = server.server
 
@@ -45,25 +43,10 @@ async def serve_stdio(server: ToolServer, *, beside: asyncio.Future[None] | None
     try:
         with on_stop_signals(lambda _: stop.set()):
             stopped = asyncio.create_task(stop.wait())
-            watched = {serving, stopped}
             try:
-                while True:
-                    await asyncio.wait(
-                        watched | ({beside} if beside is not None else set()),
-                        return_when=asyncio.FIRST_COMPLETED,
-                    )
-                    if beside is not None and beside.done():
-                        if beside.cancelled() or beside.exception() is not None:
-                            break
-                        beside = None  # done: serve on
-                        continue
-                    break
+                await asyncio.wait({serving, stopped}, return_when=asyncio.FIRST_COMPLETED)
             finally:
                 stopped.cancel()
-        if beside is not None and beside.done() and not serving.done():
-            serving.cancel()
-            await asyncio.wait({serving}, timeout=1.0)
-            beside.result()  # raises why the runtime could not be built
         if serving.done():
             serving.result()
             return True

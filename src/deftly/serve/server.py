@@ -594,7 +594,14 @@ class ToolServer:
                 channel.pump.cancel()
                 channel.pump = None
         await self._flush_progress(channel)
-        [result] = task.result()
+        try:
+            [result] = task.result()
+        except Exception as exc:  # no runtime to run it (its build failed: early.py)
+            log.debug("call %s could not run", channel.call_id, exc_info=True)
+            text = f"The call could not run: {exc}"
+            return mt.CallToolResult(
+                content=[mt.TextContent(type="text", text=text)], is_error=True
+            )
         return self._result(result)
 
     def _ask_first(self, needs: dict[str, mt.InputRequest]) -> mt.InputRequiredResult:
