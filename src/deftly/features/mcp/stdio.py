@@ -13,9 +13,10 @@ import codecs
 import contextlib
 import logging
 import os
+import shutil
 import signal
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import TextIO
 
 import anyio
@@ -39,6 +40,31 @@ def kill_mounted_servers() -> None:
     for group in list(_running):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(group, signal.SIGKILL)
+
+
+_LIFELINE = """\
+import ctypes, os, signal, sys
+ctypes.CDLL(None).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+if os.getppid() != int(sys.argv[1]):
+    os._exit(1)  # deftly died before the line was tied: nobody to serve
+os.execv(sys.argv[2], sys.argv[3:])  # the program found on PATH, its argv as given
+"""
+
+
+def with_lifeline(
+    command: str, args: Sequence[str], env: Mapping[str, str]
+) -> tuple[str, list[str]]:
+    """The server's command, started (on Linux) through a few lines of Python that ask the
+    kernel to kill it when deftly dies, then become it (`execv`: same process, same pid).
+    Without this, a deftly killed outright (SIGKILL, the OOM killer) would leave a server
+    that ignores its closed stdin running for ever, in a session of its own. A command not
+    found on PATH is passed as it is, for the SDK's usual error."""
+    if not sys.platform.startswith("linux"):
+        return command, list(args)
+    found = shutil.which(command, path=env.get("PATH"))
+    if found is None:
+        return command, list(args)
+    return sys.executable, ["-I", "-S", "-c", _LIFELINE, str(os.getpid()), found, command, *args]
 
 
 class LineSplitter:
@@ -68,10 +94,12 @@ async def stdio_transport(
 ) -> AsyncIterator[TransportStreams]:
     """Spawn the server and bridge its pipes to the session's streams (see the module)."""
     command = await sdk_stdio._get_executable_command(server.command)
+    env = sdk_stdio.get_default_environment() | (server.env or {})
+    command, args = with_lifeline(command, server.args, env)
     process = await sdk_stdio._create_platform_compatible_process(
         command=command,
-        args=server.args,
-        env=sdk_stdio.get_default_environment() | (server.env or {}),
+        args=args,
+        env=env,
         errlog=errlog if errlog is not None else sys.stderr,
         cwd=server.cwd,
     )
