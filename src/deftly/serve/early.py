@@ -23,14 +23,18 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mcp.types as mt
 from mcp.shared.exceptions import MCPError
 
+from deftly.contract.tool import CancelToken
 from deftly.execution.calls import CallResult, ToolCall
 from deftly.execution.events import EventListener
 from deftly.registry.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    from deftly.serve.server import PromptSource, ResourceSource, ToolHost
 
 SWITCH_SECONDS = 0.0005
 """How long a thread may hold the interpreter while the runtime is built beside the
@@ -184,7 +188,7 @@ class PendingHost:
 
     def __init__(self) -> None:
         self.registry = ToolRegistry()
-        self._host: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._host: asyncio.Future[ToolHost] = asyncio.get_running_loop().create_future()
         self.wanted = asyncio.Event()
         """Set once something needs the runtime (a call, a prompt, the first tool list
         answered): the build waits for it, so `initialize` and `tools/list` are answered
@@ -199,22 +203,21 @@ class PendingHost:
         return ()
 
     def start_batch(
-        self, calls: Sequence[ToolCall], *, cancel: Any
+        self, calls: Sequence[ToolCall], *, cancel: CancelToken
     ) -> asyncio.Future[list[CallResult]]:
         """The calls, started on the runtime as soon as it is up."""
         self.want()
         return asyncio.ensure_future(self._when_ready(calls, cancel))
 
-    async def _when_ready(self, calls: Sequence[ToolCall], cancel: Any) -> list[CallResult]:
+    async def _when_ready(self, calls: Sequence[ToolCall], cancel: CancelToken) -> list[CallResult]:
         host = await asyncio.shield(self._host)
-        result: list[CallResult] = await host.start_batch(calls, cancel=cancel)
-        return result
+        return await host.start_batch(calls, cancel=cancel)
 
     def subscribe(self, listener: EventListener) -> Callable[[], None]:
         """Nothing to hear yet (the server subscribes to the runtime when handed to it)."""
         return lambda: None
 
-    def ready(self, host: Any) -> None:
+    def ready(self, host: ToolHost) -> None:
         """The runtime is up: what waits for it goes on."""
         if not self._host.done():
             self._host.set_result(host)
@@ -238,7 +241,9 @@ class WhenReady:
     """Prompt and resource handlers that wait for the runtime before answering (the
     sources are wired to it once it is up)."""
 
-    def __init__(self, prompts: Any, resources: Any, pending: PendingHost) -> None:
+    def __init__(
+        self, prompts: PromptSource, resources: ResourceSource, pending: PendingHost
+    ) -> None:
         self._prompts = prompts
         self._resources = resources
         self._pending = pending
@@ -248,35 +253,30 @@ class WhenReady:
     ) -> mt.ListPromptsResult:
         """See `PromptSource.list_prompts`."""
         await self._pending.wait()
-        result: mt.ListPromptsResult = await self._prompts.list_prompts(ctx, params)
-        return result
+        return await self._prompts.list_prompts(ctx, params)
 
     async def get_prompt(self, ctx: Any, params: mt.GetPromptRequestParams) -> mt.GetPromptResult:
         """See `PromptSource.get_prompt`."""
         await self._pending.wait()
-        result: mt.GetPromptResult = await self._prompts.get_prompt(ctx, params)
-        return result
+        return await self._prompts.get_prompt(ctx, params)
 
     async def list_resources(
         self, ctx: Any, params: mt.PaginatedRequestParams | None
     ) -> mt.ListResourcesResult:
         """See `ResourceSource.list_resources`."""
         await self._pending.wait()
-        result: mt.ListResourcesResult = await self._resources.list_resources(ctx, params)
-        return result
+        return await self._resources.list_resources(ctx, params)
 
     async def list_templates(
         self, ctx: Any, params: mt.PaginatedRequestParams | None
     ) -> mt.ListResourceTemplatesResult:
         """See `ResourceSource.list_templates`."""
         await self._pending.wait()
-        result: mt.ListResourceTemplatesResult = await self._resources.list_templates(ctx, params)
-        return result
+        return await self._resources.list_templates(ctx, params)
 
     async def read_resource(
         self, ctx: Any, params: mt.ReadResourceRequestParams
     ) -> mt.ReadResourceResult:
         """See `ResourceSource.read_resource`."""
         await self._pending.wait()
-        result: mt.ReadResourceResult = await self._resources.read_resource(ctx, params)
-        return result
+        return await self._resources.read_resource(ctx, params)
