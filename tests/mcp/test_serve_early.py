@@ -9,9 +9,10 @@ import json
 import os
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import mcp.types as mt
+import pytest
 from mcp import Client, StdioServerParameters
 
 from deftly.serve.early import EarlyListing, ListingStore, PendingHost, listing_key
@@ -233,3 +234,26 @@ def _raw_session(argv: list[str]) -> tuple[int, list[dict[str, Any]], str]:
     ask(2, "tools/call", {"name": "Glob", "arguments": {"pattern": "*"}})
     _, stderr = process.communicate(timeout=60)
     return process.returncode, answers, stderr.decode()
+
+
+@pytest.mark.parametrize("era", ["legacy", "auto"])
+async def test_an_early_start_still_works_in_the_clients_first_root(
+    tmp_path: Path, era: Literal["legacy", "auto"]
+) -> None:
+    start, root = tmp_path / "start", tmp_path / "root"
+    for folder in (start, root):
+        folder.mkdir()
+        (folder / "here.txt").write_text(f"in {folder.name}\n")
+
+    async def list_roots(context: Any) -> mt.ListRootsResult:
+        return mt.ListRootsResult(roots=[mt.Root(uri=root.resolve().as_uri())])
+
+    params = StdioServerParameters(
+        command=DEFTLY, args=["serve", "--mode", "auto"], env=subprocess_env(), cwd=start
+    )
+    for _ in range(2):  # the second start answers from the first one's listing
+        async with Client(params, mode=era, list_roots_callback=list_roots) as client:
+            assert "Read" in {t.name for t in (await client.list_tools()).tools}
+            read = await client.call_tool("Read", {"path": "here.txt"})
+            assert not read.is_error and "in root" in read.content[0].text  # type: ignore[union-attr]
+        assert len(_saved()) == 1
