@@ -475,8 +475,9 @@ class ToolServer:
         return mt.ListToolsResult(tools=tools)
 
     async def replace_host(self, host: ToolHost, *, inbox: Inbox | None = None) -> None:
-        """Serve another runtime's tools from now on (the workspace changed); calls in
-        flight finish on the old one. Clients are told the tool list changed. `inbox`:
+        """Serve another runtime's tools from now on (the workspace changed, or the runtime
+        an early start was building is up); calls in flight finish on the old one. Clients
+        are told the tool list changed, unless the early listing said just this. `inbox`:
         the new runtime's agent inbox, relayed from now on instead of the old one's."""
         self._unsubscribe()
         self.host = host
