@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 import os
 import sys
@@ -190,6 +188,9 @@ async def serve(
     """What `deftly serve` does; `setup` may adjust the runtime before serving (tests).
     `workspace` None: the current directory, until the client's roots say otherwise."""
     # Imported here: the MCP SDK is slow to load, and other commands do not need it.
+    import asyncio
+    import contextlib
+
     from deftly.config.loader import user_config_dir
     from deftly.env.signals import on_stop_signals
     from deftly.features.mcp.stdio import kill_mounted_servers
