@@ -19,7 +19,6 @@ import hashlib
 import json
 import os
 import sys
-import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +31,7 @@ from deftly.contract.tool import CancelToken
 from deftly.execution.calls import CallResult, ToolCall
 from deftly.execution.events import EventListener
 from deftly.registry.registry import ToolRegistry
+from deftly.session.store import write_text_atomic
 
 if TYPE_CHECKING:
     from deftly.serve.server import PromptSource, ResourceSource, ToolHost
@@ -163,16 +163,8 @@ class ListingStore:
             "instructions": listing.instructions,
         }
         with contextlib.suppress(OSError):
-            self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fd, scratch = tempfile.mkstemp(dir=self.directory, prefix=".listing-")
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                    json.dump(data, handle)
-                os.replace(scratch, self.directory / f"{key}.json")
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(scratch)
-                raise
+            self.directory.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            write_text_atomic(self.directory / f"{key}.json", json.dumps(data))
             self._prune()
 
     def _prune(self) -> None:

@@ -308,7 +308,7 @@ class StateSlot(Generic[M]):
             self._shelf.swept = True
             _sweep_scratch(path.parent)
         try:
-            _write_atomic(path, text)
+            write_text_atomic(path, text)
         except OSError as exc:
             entry.save_problem = (
                 f"could not save the state {self.key!r} to {path} ({exc}); the change "
@@ -319,11 +319,11 @@ class StateSlot(Generic[M]):
             entry.save_problem = None
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def write_text_atomic(path: Path, text: str) -> None:
     """Write `text` to `path` whole or not at all: a temporary file beside it, fsync, rename.
 
-    The `state/` folder is made if missing, the session directory is not (a session that
-    was closed and removed is not brought back by a late write).
+    The folder itself is made if missing, its parents are not (a session that was closed
+    and removed is not brought back by a late write to its `state/`).
     """
     path.parent.mkdir(exist_ok=True)
     scratch = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
@@ -341,7 +341,7 @@ def _write_atomic(path: Path, text: str) -> None:
 
 
 SCRATCH = re.compile(r"\..+\.json\.(\d+)\.[0-9a-f]+\.tmp")
-"""The name of a scratch file `_write_atomic` writes: `.<key>.json.<pid>.<random>.tmp`."""
+"""The name of a scratch file `write_text_atomic` writes: `.<key>.json.<pid>.<random>.tmp`."""
 
 
 def _sweep_scratch(folder: Path) -> None:
