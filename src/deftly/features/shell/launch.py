@@ -104,6 +104,7 @@ class Sandbox:
         self.incomplete: str | None = None
         """Why the last walk for secrets stopped early (a huge workspace), if it did."""
         self.checked = self.mode == "none"
+        self._probing: asyncio.Future[str | None] | None = None
         self.scanner = SecretScanner(env=env)
         self.sources = MaskSources(env.session_area)
 
@@ -148,18 +149,24 @@ class Sandbox:
 
     async def check(self) -> str | None:
         """Probe bubblewrap once; returns the problem (kept in `refusal` under "bwrap", in
-        `unavailable` under "auto"), or None."""
+        `unavailable` under "auto"), or None. A caller while the probe runs waits for that
+        same probe: `checked` is true only once it has answered, so until then `wrap`
+        refuses rather than run a command unconfined."""
         if self.checked:
             return self.refusal or self.unavailable
-        self.checked = True
+        if self._probing is None or self._probing.cancelled():
+            self._probing = asyncio.ensure_future(self._check_once())
+        return await self._probing  # a cancelled start cancels the probe with it
+
+    async def _check_once(self) -> str | None:
         problem = await self._probe()
-        if problem is None:
-            return None
-        if self.mode == "bwrap":
-            self.refusal = problem
-        else:
-            self.unavailable = problem
-        self.program = None
+        if problem is not None:
+            if self.mode == "bwrap":
+                self.refusal = problem
+            else:
+                self.unavailable = problem
+            self.program = None
+        self.checked = True
         return problem
 
     async def _probe(self) -> str | None:
@@ -183,6 +190,12 @@ class Sandbox:
                 process.kill()
             await process.wait()
             return f"bubblewrap ({program}) did not finish a test run in time"
+        except asyncio.CancelledError:  # the start was cut short: leave nothing behind
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            with contextlib.suppress(BaseException):
+                await asyncio.shield(process.wait())
+            raise
         if process.returncode != 0:
             detail = output.decode("utf-8", "replace").strip().splitlines()
             reason = detail[-1] if detail else f"exit code {process.returncode}"
